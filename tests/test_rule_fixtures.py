@@ -1,0 +1,34 @@
+"""Every rule has bad and good fixtures in fixtures/rules/CODE/; findings are kept as snapshots.
+
+A fixture named bad*.* must raise the rule, good*.* must not; the snapshot records exactly
+what `topolint check FILE --select CODE --format concise` prints.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES, assert_snapshot, run_cli
+from topolint.engine.rule import load_rules
+
+RULE_FIXTURES = sorted(p for p in (FIXTURES / "rules").glob("*/*") if p.is_file())
+
+
+@pytest.mark.parametrize("fixture", RULE_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_rule_fixture(fixture):
+    code = fixture.parent.name
+    result = run_cli("check", fixture.relative_to(FIXTURES.parent), "--select", code,
+                     "--format", "concise", "--preview")
+    codes = [line.split(": ", 2)[1].split()[0] for line in result.stdout.splitlines() if ": " in line]
+    if fixture.name.startswith("bad"):
+        assert code in codes, result.stdout
+    else:
+        assert code not in codes, result.stdout
+    assert_snapshot(f"rules/{code}__{fixture.stem}.txt", result.snapshot())
+
+
+@pytest.mark.parametrize("rule", [r for r in load_rules() if r.check != "inputs"], ids=lambda r: r.code)
+def test_every_rule_has_bad_and_good_fixtures(rule):
+    names = [p.name for p in (FIXTURES / "rules" / rule.code).glob("*")]
+    assert any(n.startswith("bad") for n in names), f"{rule.code} has no bad fixture"
+    assert any(n.startswith("good") for n in names), f"{rule.code} has no good fixture"

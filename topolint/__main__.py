@@ -1,0 +1,3 @@
+from topolint.cli import main
+
+raise SystemExit(main())

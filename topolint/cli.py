@@ -1,0 +1,189 @@
+"""Command line: `topolint check`, `topolint rules`, `topolint rule CODE`.
+
+Exit codes: 0 no findings at or above the fail level; 1 findings; 2 usage error or an input
+that could not be read (TL001), whatever the selection. Heavy modules load lazily.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from topolint import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [part for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="topolint",
+        description="Static topology analyzer and NCCL config linter for multi-node, multi-GPU training.",
+    )
+    parser.add_argument("--version", action="version", version=f"topolint {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = commands.add_parser("check", help="check topology dumps, node bundles and cluster folders")
+    check.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, or - for stdin")
+    check.add_argument("--node", help="node name for the files named on the command line")
+    check.add_argument("--stdin-filename", help="the path to report for input read from stdin")
+    check.add_argument("--select", action="append", help="rules to enable: code, prefix, category, slug or ALL")
+    check.add_argument("--extend-select", action="append", default=[], help="rules to enable on top of the selection")
+    check.add_argument("--ignore", action="append", default=[], help="rules to disable")
+    check.add_argument("--preview", action="store_true", help="enable preview (heuristic) rules")
+    check.add_argument("--format", action="append", choices=["full", "concise", "json", "sarif", "github"],
+                       help="output format (repeatable; pair with --output)")
+    check.add_argument("-o", "--output", action="append", help="output file for the matching --format (- = stdout)")
+    check.add_argument("--fail-level", choices=["error", "warning", "info"], default="warning",
+                       help="lowest severity that makes the exit code 1 (default: warning)")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
+    check.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
+    check.add_argument("--project-root", type=Path, default=None,
+                       help="root that SARIF paths are relative to (default: current directory)")
+    check.add_argument("--rule-dir", action="append", type=Path, default=[],
+                       help="folder of site rule definitions (*.toml) to load besides the built-in ones")
+    check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
+
+    rules = commands.add_parser("rules", help="list the rules")
+    rules.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    rules.add_argument("--rule-dir", action="append", type=Path, default=[])
+
+    rule = commands.add_parser("rule", help="explain one rule")
+    rule.add_argument("code", help="rule code or slug, e.g. NUMA001 or gpu-nic-cross-socket")
+    rule.add_argument("--rule-dir", action="append", type=Path, default=[])
+    return parser
+
+
+def _load_rules(dirs: list[Path]):
+    from topolint.engine.rule import load_rules
+
+    for directory in dirs:
+        if not directory.is_dir():
+            raise UsageError(f"--rule-dir {directory}: not a directory")
+    try:
+        return load_rules(dirs)
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:  # a malformed site rule file (TOML syntax)
+        raise UsageError(f"cannot load rule definitions: {exc}") from None
+
+
+def _outputs(args) -> list[tuple[str, str]]:
+    formats = args.format or ["full"]
+    outputs = args.output or []
+    if outputs and len(outputs) != len(formats):
+        raise UsageError(f"{len(formats)} --format but {len(outputs)} --output: give one --output per --format")
+    return list(zip(formats, outputs or ["-"] * len(formats)))
+
+
+def command_check(args) -> int:
+    from topolint.engine import selection
+    from topolint.engine.runner import RunOptions, run
+    from topolint.inputs.collect import collect
+    from topolint.model.nccl_version import NEWEST, NcclVersion, VersionError
+    from topolint.reporters import Report, render
+
+    rules = _load_rules(args.rule_dir)
+    try:
+        version = NcclVersion.parse(args.nccl_version or NEWEST)
+        chosen = selection.Selection(
+            select=_split(args.select) if args.select else None,
+            extend_select=_split(args.extend_select),
+            ignore=_split(args.ignore),
+            preview=args.preview,
+        ).enabled(rules)
+    except (VersionError, selection.SelectionError) as exc:
+        raise UsageError(str(exc)) from None
+    outputs = _outputs(args)
+    if "-" in args.paths and args.paths.count("-") > 1:
+        raise UsageError("stdin (-) can be named only once")
+
+    collection = collect(args.paths, node_name=args.node, stdin_filename=args.stdin_filename)
+    result = run(rules, collection, RunOptions(nccl_version=version))
+    unreadable = any(f.code == "TL001" for f in result.findings)
+    findings = selection.apply(result.findings, chosen)
+    sources = {path: src for node in collection.nodes for path, src in node.sources.items()}
+    report = Report(
+        findings=findings,
+        rules=[r for r in rules if r.code in chosen],
+        sources=sources,
+        project_root=(args.project_root or Path.cwd()).resolve(),
+        nccl_version=str(version),
+    )
+    if args.verbose:
+        for note in collection.notes + result.notes:
+            print(f"topolint: {note}", file=sys.stderr)
+        print(f"topolint: assumed NCCL {version}", file=sys.stderr)
+    for fmt, destination in outputs:
+        text = render(fmt, report)
+        if destination == "-":
+            sys.stdout.write(text)
+        else:
+            try:
+                Path(destination).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot write {destination}: {exc.strerror or exc}") from None
+    if unreadable:
+        return EXIT_ERROR
+    failing = any(not f.suppressed and selection.at_or_above(f, args.fail_level) for f in findings)
+    if failing and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def command_rules(args) -> int:
+    rules = _load_rules(args.rule_dir)
+    if args.format == "json":
+        import json
+
+        rows = [
+            {"code": r.code, "slug": r.slug, "category": r.category, "severity": r.severity,
+             "status": r.status, "summary": r.summary, "check": r.check}
+            for r in rules
+        ]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    elif args.format == "markdown":
+        from topolint.docs import rules_index_markdown
+
+        sys.stdout.write(rules_index_markdown(rules))
+    else:
+        for r in rules:
+            preview = " (preview)" if r.is_preview else ""
+            sys.stdout.write(f"{r.code:<8} {r.slug:<32} {r.severity:<8} {r.summary}{preview}\n")
+    return EXIT_CLEAN
+
+
+def command_rule(args) -> int:
+    rules = _load_rules(args.rule_dir)
+    wanted = args.code.strip()
+    for r in rules:
+        if r.code == wanted.upper() or r.slug == wanted.lower():
+            from topolint.docs import rule_markdown
+
+            sys.stdout.write(rule_markdown(r))
+            return EXIT_CLEAN
+    raise UsageError(f"unknown rule {wanted!r}; `topolint rules` lists them")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    handlers = {"check": command_check, "rules": command_rules, "rule": command_rule}
+    try:
+        return handlers[args.command](args)
+    except UsageError as exc:
+        print(f"topolint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_ERROR

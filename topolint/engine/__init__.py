@@ -1,0 +1,1 @@
+"""The rule engine: rule definitions (data in rules/), checks (code in topolint/checks), findings."""

@@ -1,0 +1,63 @@
+"""Findings: what a check reports (Hit) and what reporters print (Finding)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from topolint.model.facts import Location
+
+
+@dataclass(frozen=True)
+class Related:
+    """The other end of a path, or another line that matters."""
+
+    location: Location
+    entity: str
+    message: str
+
+
+@dataclass
+class Hit:
+    """One offending entity, as a check sees it. The engine turns it into a Finding."""
+
+    entity: str
+    location: Location
+    fields: dict[str, Any] = field(default_factory=dict)
+    variant: str = "default"
+    severity: str | None = None  # overrides the rule's severity for this hit
+    evidence: list[str] = field(default_factory=list)
+    related: list[Related] = field(default_factory=list)
+
+
+@dataclass
+class Finding:
+    code: str
+    slug: str
+    category: str
+    severity: str
+    message: str
+    path: str
+    line: int
+    column: int
+    node: str
+    entity: str
+    fix: str
+    related: list[Related] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    suppressed: bool = False
+    suppression: str | None = None  # "inSource" or "external" when suppressed
+    fingerprint: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.fingerprint:
+            self.fingerprint = entity_fingerprint(self.code, self.entity)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column, self.code, self.entity, self.message)
+
+
+def entity_fingerprint(code: str, entity: str) -> str:
+    """Stable across edits: rule and entity, never the line."""
+    return hashlib.sha256(f"{code}\0{entity}".encode()).hexdigest()[:16]

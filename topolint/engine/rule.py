@@ -1,0 +1,92 @@
+"""Rule definitions: data files in rules/ (one TOML file per rule) that instantiate a check.
+
+At run time the files are read without validation (start-up stays fast); the project's tests
+validate every definition against ``RuleDefinition``. Sites write the same format for their
+own rules and point ``--rule-dir`` at it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+class RuleDocs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    what: str = Field(min_length=1)
+    why: str = Field(min_length=1)
+    bad: str = Field(min_length=1)
+    good: str = Field(min_length=1)
+    example_format: str = "xml"
+    fix: str = Field(min_length=1)
+
+
+class RuleDefinition(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(pattern=r"^[A-Z]+[0-9]{3}$")
+    slug: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    category: str = Field(pattern=r"^[a-z]+$")
+    severity: Severity
+    status: Literal["stable", "preview"] = "stable"
+    summary: str = Field(min_length=1, max_length=200)
+    check: str = Field(min_length=1)
+    parameters: dict[str, Any] = {}
+    messages: dict[str, str]
+    fixes: dict[str, str]
+    tags: list[str] = Field(default_factory=list, max_length=20)
+    docs: RuleDocs
+    source: str = ""
+
+    @property
+    def is_preview(self) -> bool:
+        return self.status == "preview"
+
+
+def builtin_rules_dir() -> Path:
+    """rules/ at the repository root, or its copy inside the installed wheel."""
+    packaged = Path(__file__).resolve().parent.parent / "_rules"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent.parent / "rules"
+
+
+def read_rule_file(path: Path) -> dict[str, Any]:
+    with path.open("rb") as handle:
+        raw = tomllib.load(handle)
+    raw["source"] = str(path)
+    return raw
+
+
+def _construct(raw: dict[str, Any]) -> RuleDefinition:
+    docs = RuleDocs.model_construct(**raw.get("docs", {}))
+    fields = {k: v for k, v in raw.items() if k != "docs"}
+    fields.setdefault("status", "stable")
+    fields.setdefault("parameters", {})
+    fields.setdefault("tags", [])
+    return RuleDefinition.model_construct(docs=docs, **fields)
+
+
+def load_rules(extra_dirs: list[Path] | None = None, validate: bool = False) -> list[RuleDefinition]:
+    """Every rule, sorted by code. A later directory may not redefine a code."""
+    rules: dict[str, RuleDefinition] = {}
+    for directory in [builtin_rules_dir(), *(extra_dirs or [])]:
+        for path in sorted(directory.glob("*.toml")):
+            raw = read_rule_file(path)
+            rule = RuleDefinition.model_validate(raw) if validate else _construct(raw)
+            if rule.code in rules:
+                raise ValueError(f"{path}: rule {rule.code} is already defined in {rules[rule.code].source}")
+            rules[rule.code] = rule
+    return [rules[code] for code in sorted(rules)]

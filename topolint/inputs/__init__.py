@@ -1,0 +1,1 @@
+"""Inputs: read files, folders and stdin, recognise formats by content, group them into nodes."""

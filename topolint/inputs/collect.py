@@ -1,0 +1,153 @@
+"""Turn command-line paths into nodes.
+
+Files named together form one node; a folder with recognised files at its top is one node; a
+folder of subfolders is a cluster, one node per subfolder named after it. Folder walks skip
+files they do not recognise (listed with --verbose); a file named explicitly that matches no
+format is TL002; anything recognised or named that cannot be read is TL001.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from topolint.inputs.sniff import sniff
+from topolint.inputs.source import InputError, SourceFile, decode_input, read_source
+from topolint.model.facts import GraphFile, TopologyFile
+from topolint.model.node import NodeModel
+from topolint.parsers.registry import parse
+
+
+@dataclass
+class InputProblem:
+    code: str  # TL001 or TL002
+    path: str
+    line: int
+    column: int
+    message: str
+    node: str
+
+
+@dataclass
+class Collection:
+    nodes: list[NodeModel] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # shown with --verbose
+
+
+def display_path(path: Path) -> str:
+    """Relative to the working directory when below it, POSIX separators, else absolute."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.resolve().as_posix()
+
+
+def _walk_files(folder: Path) -> list[Path]:
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(Path(root) / f for f in sorted(files) if not f.startswith("."))
+    return found
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.result = Collection()
+
+    def load(self, source: SourceFile | None, path: str, node: NodeModel, explicit: bool,
+             loader=None) -> None:
+        try:
+            if source is None:
+                source = loader()
+            fmt = sniff(source.text)
+            if fmt is None:
+                if explicit:
+                    self.problem("TL002", path, 1, 0, "matches no known input format "
+                                 "(expected an NCCL topology or graph XML)", node.name)
+                else:
+                    self.result.notes.append(f"{path}: skipped, not a recognised format")
+                return
+            facts = parse(fmt, source)
+        except InputError as exc:
+            if explicit or _recognisable(exc):
+                self.problem("TL001", exc.path, exc.line, exc.column, exc.message, node.name)
+            else:
+                self.result.notes.append(f"{path}: skipped, {exc.message}")
+            return
+        node.sources[source.path] = source
+        if isinstance(facts, TopologyFile):
+            node.topologies.append(facts)
+        elif isinstance(facts, GraphFile):
+            node.graphs.append(facts)
+            from topolint.parsers.nccl_graph_xml import summarise
+
+            self.result.notes.append(f"{path}: NCCL graph XML ({summarise(facts)})")
+
+    def problem(self, code: str, path: str, line: int, column: int, message: str, node: str) -> None:
+        self.result.problems.append(InputProblem(code, path, line, column, message, node))
+
+    def load_file(self, real: Path, node: NodeModel, explicit: bool) -> None:
+        path = display_path(real)
+        self.load(None, path, node, explicit, loader=lambda: read_source(path, real))
+
+    def folder(self, folder: Path) -> list[NodeModel]:
+        top_files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+        subfolders = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+        if any(_quick_sniff(p) for p in top_files) or not subfolders:
+            node = NodeModel(name=folder.resolve().name)
+            for path in _walk_files(folder):
+                self.load_file(path, node, explicit=False)
+            return [node]
+        for path in top_files:
+            self.result.notes.append(f"{display_path(path)}: skipped, not a recognised format")
+        nodes = []
+        for sub in subfolders:
+            node = NodeModel(name=sub.name)
+            for path in _walk_files(sub):
+                self.load_file(path, node, explicit=False)
+            nodes.append(node)
+        return nodes
+
+
+def _quick_sniff(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(65536)
+        return sniff(head.decode("utf-8", errors="replace")) is not None
+    except OSError:
+        return False
+
+
+def _recognisable(exc: InputError) -> bool:
+    """A folder walk reports read errors only for files it recognised (malformed XML)."""
+    return exc.message.startswith("malformed XML")
+
+
+def collect(paths: list[str], node_name: str | None = None, stdin_filename: str | None = None,
+            stdin=None) -> Collection:
+    collector = _Collector()
+    named_files: list[str] = []
+    for raw in paths:
+        if raw == "-" or Path(raw).is_file():
+            named_files.append(raw)
+        elif Path(raw).is_dir():
+            collector.result.nodes.extend(collector.folder(Path(raw)))
+        else:
+            collector.problem("TL001", raw, 1, 0, "no such file or directory", node_name or "-")
+    if named_files:
+        first = named_files[0]
+        default_name = Path(stdin_filename or "stdin").stem if first == "-" else Path(first).stem
+        node = NodeModel(name=node_name or default_name)
+        for raw in named_files:
+            if raw == "-":
+                path = stdin_filename or "-"
+                stream = stdin if stdin is not None else sys.stdin.buffer
+                collector.load(None, path, node, True,
+                               loader=lambda p=path: SourceFile(p, decode_input(p, stream.read())))
+            else:
+                collector.load_file(Path(raw), node, explicit=True)
+        collector.result.nodes.insert(0, node)
+    return collector.result

@@ -1,0 +1,27 @@
+"""Recognise machine outputs by their content, never by their file name."""
+
+from __future__ import annotations
+
+import re
+
+NCCL_TOPO_XML = "nccl-topo-xml"
+NCCL_GRAPH_XML = "nccl-graph-xml"
+
+# After optional declaration, doctype and comments, the root element decides.
+_XML_PROLOGUE = re.compile(r"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*", re.S)
+_ROOT = re.compile(r"<(system|graphs)[\s>/]")
+
+
+def sniff(text: str) -> str | None:
+    """The format of ``text``, or None when it matches no known format."""
+    head = text[:65536]
+    prologue = _XML_PROLOGUE.match(head)
+    rest = head[prologue.end():] if prologue else head
+    root = _ROOT.match(rest)
+    if root:
+        return NCCL_TOPO_XML if root.group(1) == "system" else NCCL_GRAPH_XML
+    return None
+
+
+def looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]

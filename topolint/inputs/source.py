@@ -1,0 +1,61 @@
+"""One input file, read once, with the errors that reading can raise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_INPUT_BYTES = 32 * 1024 * 1024  # an 8-GPU dump is ~15 KB; anything this large is not a dump
+
+
+class InputError(Exception):
+    """An input that was recognised or named but cannot be read (TL001)."""
+
+    def __init__(self, path: str, line: int, message: str, column: int = 0):
+        super().__init__(message)
+        self.path = path
+        self.line = max(line, 1)
+        self.column = max(column, 0)
+        self.message = message
+
+
+@dataclass
+class SourceFile:
+    """The text of one input. ``path`` is what reports show; ``real_path`` is on disk (or None)."""
+
+    path: str
+    text: str
+    real_path: Path | None = None
+    lines: list[str] = field(default_factory=list, repr=False)
+
+    def line_text(self, line: int) -> str:
+        if not self.lines:
+            self.lines = self.text.splitlines()
+        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+
+
+def decode_input(path: str, data: bytes) -> str:
+    """Bytes to text, or InputError naming the line of the first bad byte."""
+    if len(data) > MAX_INPUT_BYTES:
+        raise InputError(path, 1, f"file is {len(data)} bytes, over the {MAX_INPUT_BYTES}-byte limit")
+    if b"\x00" in data[:8192]:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise InputError(path, line, "binary content (NUL byte); expected a text file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(path, line, f"not valid UTF-8 (byte 0x{data[exc.start]:02x})", column) from None
+    return text
+
+
+def read_source(path: str, real_path: Path) -> SourceFile:
+    try:
+        size = real_path.stat().st_size
+        if size > MAX_INPUT_BYTES:
+            raise InputError(path, 1, f"file is {size} bytes, over the {MAX_INPUT_BYTES}-byte limit")
+        data = real_path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, 1, f"cannot read: {exc.strerror or exc}") from None
+    return SourceFile(path=path, text=decode_input(path, data), real_path=real_path)

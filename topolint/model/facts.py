@@ -1,0 +1,169 @@
+"""Typed facts that parsers produce. Every fact remembers where it came from.
+
+Parsers build these with ``model_construct`` (no re-validation of every value on the hot path);
+the schema is still the pydantic model, and tests validate parser output against it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DeviceKind = Literal["gpu", "nic", "bridge", "nvswitch", "cpu", "other", "unknown"]
+TopologyKind = Literal["dump", "static"]
+
+
+class Fact(BaseModel):
+    model_config = ConfigDict(frozen=False, extra="forbid")
+
+
+class Location(Fact):
+    """A position in an input file: 1-based line and column (0 = unknown column)."""
+
+    path: str
+    line: int = Field(ge=1)
+    column: int = Field(default=0, ge=0)
+
+
+class Cpu(Fact):
+    """A ``<cpu>`` element: one NUMA node of one host."""
+
+    index: int  # order of appearance in the file
+    numa_id: Optional[int] = None
+    affinity: Optional[str] = None
+    arch: Optional[str] = None
+    vendor: Optional[str] = None
+    family_id: Optional[int] = None
+    model_id: Optional[int] = None
+    host_hash: Optional[str] = None
+    attrs: dict[str, str] = {}
+    loc: Location
+
+
+class PciDevice(Fact):
+    """A ``<pci>`` element. ``kind`` follows NCCL's class matching (prefix 0x03 GPU, 0x02 NIC...)."""
+
+    bus_id: str
+    kind: DeviceKind
+    pci_class: Optional[str] = None
+    vendor: Optional[str] = None
+    device: Optional[str] = None
+    subsystem_vendor: Optional[str] = None
+    subsystem_device: Optional[str] = None
+    link_speed: Optional[str] = None
+    link_width: Optional[str] = None
+    parent_bus_id: Optional[str] = None  # None: directly under the CPU
+    cpu_index: int
+    attrs: dict[str, str] = {}
+    loc: Location
+
+
+class NvLink(Fact):
+    target: Optional[str] = None
+    count: Optional[int] = None
+    tclass: Optional[str] = None
+    attrs: dict[str, str] = {}
+    loc: Location
+
+
+class C2cLink(Fact):
+    bw_mbps: Optional[int] = None
+    count: Optional[int] = None
+    loc: Location
+
+
+class Gpu(Fact):
+    """A ``<gpu>`` element (or a PCI device whose class says GPU, in partial files)."""
+
+    bus_id: str
+    dev: Optional[int] = None
+    sm: Optional[int] = None
+    rank: Optional[int] = None
+    gdr: Optional[bool] = None
+    cpu_index: int
+    nvlinks: list[NvLink] = []
+    c2c: list[C2cLink] = []
+    attrs: dict[str, str] = {}
+    loc: Location
+
+
+class Net(Fact):
+    """A ``<net>`` element: one network device (an HCA port, an EFA device, an interface)."""
+
+    name: Optional[str] = None
+    dev: Optional[int] = None
+    speed_mbps: Optional[int] = None
+    port: Optional[int] = None
+    gdr: Optional[bool] = None
+    guid: Optional[str] = None
+    attrs: dict[str, str] = {}
+    loc: Location
+
+
+class Nic(Fact):
+    """A ``<nic>`` element; ``bus_id`` is None for a NIC directly under a CPU (virtual NICs)."""
+
+    bus_id: Optional[str] = None
+    cpu_index: int
+    nets: list[Net] = []
+    loc: Location
+
+
+class XmlElementStat(Fact):
+    """Per-element facts the topology-file rules need: empty attributes, child counts."""
+
+    tag: str
+    child_count: int
+    empty_attrs: list[str] = []
+    loc: Location
+
+
+class TopologyFile(Fact):
+    """An NCCL topology XML (``NCCL_TOPO_DUMP_FILE`` output or a static ``NCCL_TOPO_FILE``)."""
+
+    path: str
+    kind: TopologyKind
+    version: Optional[str] = None
+    system_loc: Location
+    xml_declaration: Optional[Location] = None
+    doctype: Optional[Location] = None
+    tabs_between_elements: list[Location] = []
+    element_count: int = 0
+    elements: list[XmlElementStat] = []
+    cpus: list[Cpu] = []
+    pci: list[PciDevice] = []
+    gpus: list[Gpu] = []
+    nics: list[Nic] = []
+
+    def cpu(self, index: int) -> Cpu:
+        return self.cpus[index]
+
+    def pci_by_bus(self) -> dict[str, PciDevice]:
+        return {p.bus_id: p for p in self.pci}
+
+
+class GraphChannel(Fact):
+    gpus: list[int] = []
+    nets: list[str] = []
+
+
+class NcclGraph(Fact):
+    graph_id: Optional[str] = None
+    pattern: Optional[str] = None
+    nchannels: Optional[int] = None
+    type_intra: Optional[str] = None
+    type_inter: Optional[str] = None
+    speed_intra: Optional[float] = None
+    speed_inter: Optional[float] = None
+    channels: list[GraphChannel] = []
+    loc: Location
+
+
+class GraphFile(Fact):
+    """An NCCL graph XML (``NCCL_GRAPH_DUMP_FILE``): recognised and summarised, not linted."""
+
+    path: str
+    version: Optional[str] = None
+    graphs: list[NcclGraph] = []
+    loc: Location

@@ -1,0 +1,81 @@
+"""What depends on the NCCL version: path-type order, GDR level default, XML limits.
+
+Path types are stored by name, never by NCCL's numbers, which changed across versions
+(nccl-formats.md 1.5); only their order matters here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+NEWEST = "2.30.7"
+
+# Order at 2.28 and later; 2.27 had P2C after PXN; before 2.26 there was no C2C, before 2.27 no P2C.
+_ORDER_HEAD = ["LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET", "DIS"]
+_ORDER_227 = ["LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "P2C", "PHB", "SYS", "NET", "DIS"]
+# nvidia-smi names mapped onto NCCL's (NODE is PHB to NCCL; SOC is the old SYS).
+ALIASES = {"NODE": "PHB", "SOC": "SYS", "NV": "NVL"}
+
+
+class VersionError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, order=True)
+class NcclVersion:
+    major: int
+    minor: int
+    patch: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> "NcclVersion":
+        match = re.fullmatch(r"\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?:-\d+)?\s*", text or "")
+        if not match:
+            raise VersionError(f"invalid NCCL version {text!r}: expected MAJOR.MINOR[.PATCH], e.g. 2.27.7")
+        return cls(int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}.{self.patch}"
+
+    def at_least(self, minor: int, patch: int = 0) -> bool:
+        return (self.major, self.minor, self.patch) >= (2, minor, patch)
+
+    @property
+    def path_order(self) -> list[str]:
+        return _ORDER_227 if (self.major, self.minor) == (2, 27) else _ORDER_HEAD
+
+    def rank(self, path_type: str) -> int:
+        return self.path_order.index(ALIASES.get(path_type, path_type))
+
+    def at_most(self, path_type: str, level: str) -> bool:
+        """True when ``path_type`` is ``level`` or closer."""
+        return self.rank(path_type) <= self.rank(level)
+
+    @property
+    def has_pxn(self) -> bool:
+        return self.at_least(12)
+
+    @property
+    def has_p2c(self) -> bool:
+        return self.at_least(27)
+
+    @property
+    def default_gdr_level(self) -> str:
+        """NCCL_NET_GDR_LEVEL when unset: P2C from 2.27 (NCCL_NET_GDR_C2C=1 by default), else PXB."""
+        return "P2C" if self.has_p2c else "PXB"
+
+    @property
+    def max_xml_nodes(self) -> int:
+        return 256 if self.at_least(21) else 1024
+
+    @property
+    def max_xml_children(self) -> int:
+        if self.at_least(29, 7):
+            return 640
+        return 128 if self.at_least(21) else 32
+
+    @property
+    def knows_pcie_suffix(self) -> bool:
+        """The "16.0 GT/s PCIe" spellings are in NCCL's speed dictionary since 2.11.4."""
+        return self.at_least(11, 4)

@@ -1,0 +1,46 @@
+"""A node (one host) and a cluster (many), as facts gathered from the inputs about each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from topolint.inputs.source import SourceFile
+from topolint.model.facts import GraphFile, TopologyFile
+
+
+@dataclass
+class NodeModel:
+    name: str
+    topologies: list[TopologyFile] = field(default_factory=list)
+    graphs: list[GraphFile] = field(default_factory=list)
+    sources: dict[str, SourceFile] = field(default_factory=dict)
+
+    def available(self) -> set[str]:
+        """Which kinds of facts this node has; rules whose inputs are missing do not run."""
+        kinds = set()
+        if self.topologies:
+            kinds.add("topology")
+        if any(t.kind == "dump" for t in self.topologies):
+            kinds.add("topology-dump")
+        return kinds
+
+
+# Entity ids: one grammar for messages, JSON, SARIF and baselines (rule-catalog.md).
+def gpu_entity(node: str, bus_id: str) -> str:
+    return f"{node}/gpu/{bus_id}"
+
+
+def nic_entity(node: str, hca: str, port: int | None) -> str:
+    return f"{node}/nic/{hca}:{port if port is not None else 1}"
+
+
+def pci_entity(node: str, bus_id: str) -> str:
+    return f"{node}/pci/{bus_id}"
+
+
+def cpu_entity(node: str, numa_id: int | None, index: int) -> str:
+    return f"{node}/cpu/{numa_id if numa_id is not None else f'#{index}'}"
+
+
+def file_entity(node: str, path: str) -> str:
+    return f"{node}/file/{path}"

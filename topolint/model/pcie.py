@@ -1,0 +1,50 @@
+"""PCIe link speeds as NCCL reads them (kvDictPciGen, prefix match; unknown reads as Gen3)."""
+
+from __future__ import annotations
+
+from topolint.model.nccl_version import NcclVersion
+
+# (string, value in 100 Mb/s per lane), in NCCL's dictionary order; the first prefix match wins.
+_OLD_SPELLINGS = [("2.5 GT/s", 15), ("5 GT/s", 30), ("8 GT/s", 60), ("16 GT/s", 120), ("32 GT/s", 240)]
+_PCIE_SPELLINGS = [
+    ("2.5 GT/s PCIe", 15), ("5.0 GT/s PCIe", 30), ("8.0 GT/s PCIe", 60),
+    ("16.0 GT/s PCIe", 120), ("32.0 GT/s PCIe", 240), ("64.0 GT/s PCIe", 480),
+]
+GEN3 = 60
+GENERATION_BY_VALUE = {15: 1, 30: 2, 60: 3, 120: 4, 240: 5, 480: 6}
+GT_PER_GENERATION = {1: "2.5", 2: "5.0", 3: "8.0", 4: "16.0", 5: "32.0", 6: "64.0"}
+
+
+def speed_value(link_speed: str | None, version: NcclVersion) -> int | None:
+    """NCCL's per-lane value for ``link_speed``, or None when NCCL would not recognise it."""
+    if link_speed is None:
+        return None
+    table = _OLD_SPELLINGS + (_PCIE_SPELLINGS if version.knows_pcie_suffix else [])
+    for spelling, value in table:
+        if link_speed.startswith(spelling):
+            return value
+    return None
+
+
+def read_speed(link_speed: str | None, version: NcclVersion) -> int:
+    """The value NCCL actually uses: unknown or empty strings become Gen3."""
+    return speed_value(link_speed, version) or GEN3
+
+
+def read_width(link_width: str | None) -> int:
+    """NCCL treats a missing or zero width as x16."""
+    try:
+        width = int(link_width or 0)
+    except ValueError:
+        width = 0
+    return width if width > 0 else 16
+
+
+def link_bandwidth_gbs(link_speed: str | None, link_width: str | None, version: NcclVersion) -> float:
+    """GB/s as NCCL computes a PCI link: width x speed / 80 (x16 Gen4 = 24)."""
+    return read_width(link_width) * read_speed(link_speed, version) / 80.0
+
+
+def generation(link_speed: str | None, version: NcclVersion) -> int | None:
+    value = speed_value(link_speed, version)
+    return GENERATION_BY_VALUE.get(value) if value else None

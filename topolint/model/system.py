@@ -1,0 +1,294 @@
+"""The graph NCCL builds from a topology file, and the path types it computes over it.
+
+Nodes follow NCCL's types (GPU, PCI, NVS, CPU, NIC, NET); links carry a type and a bandwidth
+in GB/s. Paths are found as ncclTopoSetPaths does: breadth first, fewest hops, then most
+bandwidth, the type being the worst step; then P2C merging, PXN routes and the GDR decision
+(nccl-formats.md 1.4-1.6). networkx is imported here, and only when a rule asks for a graph.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import networkx as nx
+
+from topolint.model.facts import Cpu, Gpu, Net, Nic, PciDevice, TopologyFile
+from topolint.model.nccl_version import NcclVersion
+from topolint.model.pcie import link_bandwidth_gbs
+
+LOC_BW = 5000.0
+# Per-link NVLink bandwidth by SM (topo.h at HEAD); unknown SM gets 20.
+_NVLINK_BW = [(100, 40.1), (90, 20.6), (87, 20.0), (86, 12.0), (80, 20.0), (70, 20.0), (60, 18.0)]
+NVSWITCH_CLASS = "0x068000"
+CPU_CLASS = "0x068001"
+
+
+def nvlink_bw(sm: int | None) -> float:
+    for min_sm, bw in _NVLINK_BW:
+        if sm is not None and sm >= min_sm:
+            return bw
+    return 20.0
+
+
+def sys_bw(cpu: Cpu) -> float:
+    """The CPU interconnect bandwidth NCCL assumes (only used to break ties between paths)."""
+    arch, vendor = (cpu.arch or "").lower(), (cpu.vendor or "")
+    if arch.startswith("ppc"):
+        return 32.0
+    if arch.startswith("arm"):
+        return 6.0
+    if vendor == "GenuineIntel":
+        model = cpu.model_id or 0
+        return 40.0 if model >= 0xCF else 22.0 if model >= 0x8F else 10.0 if model >= 0x55 else 6.0
+    if vendor == "AuthenticAMD":
+        return 16.0
+    return LOC_BW
+
+
+@dataclass(frozen=True)
+class Path:
+    type: str  # NCCL path type name
+    bw: float  # GB/s, the narrowest link
+    hops: int
+    via: tuple = ()  # node ids passed through, excluding both ends
+    proxy_gpu: str | None = None  # PXN: the peer GPU whose NIC path is used
+
+
+def gpu_id(bus_id: str) -> tuple:
+    return ("gpu", bus_id)
+
+
+def net_id(nic_index: int, net_index: int) -> tuple:
+    return ("net", nic_index, net_index)
+
+
+class System:
+    """NCCL's view of one topology file for one NCCL version."""
+
+    def __init__(self, topology: TopologyFile, version: NcclVersion):
+        self.topology = topology
+        self.version = version
+        self.graph = nx.DiGraph()
+        self.pci_by_bus: dict[str, PciDevice] = topology.pci_by_bus()
+        self.gpus: dict[str, Gpu] = {g.bus_id: g for g in topology.gpus}
+        self.nets: dict[tuple, tuple[Nic, Net]] = {}
+        self._build()
+
+    # ---- construction -------------------------------------------------------------------------
+    def _node_for_pci(self, pci: PciDevice) -> tuple:
+        if pci.kind == "gpu":
+            return gpu_id(pci.bus_id)
+        if pci.kind == "nic":
+            return ("nic", pci.bus_id)
+        return ("pci", pci.bus_id)
+
+    def _link(self, a: tuple, b: tuple, link_type: str, bw: float, both: bool = True) -> None:
+        for u, v in ((a, b), (b, a)) if both else ((a, b),):
+            if self.graph.has_edge(u, v) and self.graph.edges[u, v]["type"] == link_type:
+                self.graph.edges[u, v]["bw"] += bw  # NCCL adds bandwidth of repeated links
+            else:
+                self.graph.add_edge(u, v, type=link_type, bw=bw)
+
+    def _build(self) -> None:
+        topo, version = self.topology, self.version
+        for cpu in topo.cpus:
+            self.graph.add_node(("cpu", cpu.index), kind="cpu")
+        for pci in topo.pci:
+            node = self._node_for_pci(pci)
+            self.graph.add_node(node, kind=node[0])
+            parent = ("cpu", pci.cpu_index) if pci.parent_bus_id is None else self._node_for_pci(
+                self.pci_by_bus[pci.parent_bus_id]
+            )
+            bw = link_bandwidth_gbs(pci.link_speed, pci.link_width, version)
+            self._link(node, parent, "PCI", bw)
+        for nic_index, nic in enumerate(topo.nics):
+            nic_node = ("nic", nic.bus_id) if nic.bus_id else ("nic", f"cpu{nic.cpu_index}#{nic_index}")
+            if not nic.bus_id:
+                self.graph.add_node(nic_node, kind="nic")
+                self._link(nic_node, ("cpu", nic.cpu_index), "PCI", LOC_BW)
+            # A NIC stated only by its PCI class (partial files) still is an endpoint.
+            nets = nic.nets or [Net.model_construct(name=None, dev=None, speed_mbps=None, port=None,
+                                                    gdr=None, guid=None, attrs={}, loc=nic.loc)]
+            for net_index, net in enumerate(nets):
+                node = net_id(nic_index, net_index)
+                self.nets[node] = (nic, net)
+                self.graph.add_node(node, kind="net")
+                speed = net.speed_mbps if net.speed_mbps and net.speed_mbps > 0 else 10000
+                self._link(nic_node, node, "NET", speed / 8000.0)
+        self._connect_cpus()
+        for gpu in topo.gpus:
+            self._add_gpu_links(gpu)
+
+    def _connect_cpus(self) -> None:
+        cpus = self.topology.cpus
+        for a in cpus:
+            for b in cpus:
+                if a.index < b.index and (a.host_hash or "") == (b.host_hash or ""):
+                    bw = min(sys_bw(a), sys_bw(b))
+                    self._link(("cpu", a.index), ("cpu", b.index), "SYS", bw)
+
+    def _add_gpu_links(self, gpu: Gpu) -> None:
+        node = gpu_id(gpu.bus_id)
+        per_link = nvlink_bw(gpu.sm)
+        for link in gpu.nvlinks:
+            tclass = (link.tclass or NVSWITCH_CLASS).lower()
+            count = link.count or 0
+            if count <= 0 or link.target == gpu.bus_id:
+                continue  # a link to itself is not a peer link
+            if tclass.startswith("0x03"):
+                if link.target in self.gpus:
+                    self._link(node, gpu_id(link.target), "NVL", count * per_link, both=False)
+            elif tclass.startswith(CPU_CLASS):
+                self._link(node, ("cpu", gpu.cpu_index), "NVL", count * per_link)
+            else:
+                self.graph.add_node(("nvs", 0), kind="nvs")
+                self._link(node, ("nvs", 0), "NVL", count * per_link)
+        for c2c in gpu.c2c:
+            if c2c.bw_mbps and c2c.count:
+                self._link(node, ("cpu", gpu.cpu_index), "C2C", c2c.bw_mbps * c2c.count / 1000.0)
+
+    # ---- paths --------------------------------------------------------------------------------
+    def _step_type(self, node: tuple, remote: tuple, link_type: str) -> str:
+        if link_type == "NET":
+            return "LOC"
+        if link_type == "PCI":
+            if node[0] == "cpu" or remote[0] == "cpu":
+                return "PHB"
+            if node[0] == "pci" and remote[0] == "pci":
+                return "PXB"
+            return "PIX"
+        return link_type
+
+    def _worse(self, a: str, b: str) -> str:
+        return a if self.version.rank(a) >= self.version.rank(b) else b
+
+    def paths_from(self, source: tuple) -> dict[tuple, Path]:
+        """Breadth-first paths from ``source`` (ncclTopoSetPaths), before PXN and P2C."""
+        paths = {source: Path("LOC", LOC_BW, 0)}
+        frontier = [source]
+        while frontier:
+            following = []
+            for node in frontier:
+                path = paths[node]
+                for remote, link in self.graph.adj[node].items():
+                    # Routing through a GPU is allowed only as one NVLink hop to another GPU.
+                    if node != source and node[0] == "gpu" and (
+                        link["type"] != "NVL" or remote[0] != "gpu" or path.hops > 1
+                    ):
+                        continue
+                    bw = min(path.bw, link["bw"])
+                    known = paths.get(remote)
+                    if known is not None and not (known.hops > path.hops and known.bw < bw):
+                        continue
+                    step = self._step_type(node, remote, link["type"])
+                    if node[0] == "gpu" and node != source and path.type == "NVL" and step == "NVL":
+                        step = "NVB"
+                    via = path.via + ((node,) if node != source else ())
+                    paths[remote] = Path(self._worse(path.type, step), bw, path.hops + 1, via)
+                    following.append(remote)
+            frontier = following
+        return paths
+
+    @cached_property
+    def raw_paths(self) -> dict[str, dict[tuple, Path]]:
+        return {bus: self.paths_from(gpu_id(bus)) for bus in self.gpus}
+
+    def gpu_cpu_path(self, gpu: Gpu) -> Path | None:
+        return self.raw_paths[gpu.bus_id].get(("cpu", gpu.cpu_index))
+
+    def _merged(self, gpu: Gpu, net: tuple, path: Path) -> Path:
+        """PHB through the GPU's own CPU reached over C2C is P2C (mergePathType, 2.27+)."""
+        nic, _ = self.nets[net]
+        local = self.gpu_cpu_path(gpu)
+        if (
+            self.version.has_p2c
+            and path.type == "PHB"
+            and local is not None
+            and local.type == "C2C"
+            and nic.cpu_index == gpu.cpu_index
+        ):
+            return Path("P2C", path.bw, path.hops, path.via)
+        return path
+
+    @cached_property
+    def gpu_net_paths(self) -> dict[str, dict[tuple, Path]]:
+        """Final GPU to NET paths: P2C merged, PXN routes applied (ncclTopoComputePaths)."""
+        direct = {
+            bus: {net: self._merged(self.gpus[bus], net, p) for net, p in paths.items() if net[0] == "net"}
+            for bus, paths in self.raw_paths.items()
+        }
+        if not self.version.has_pxn:
+            return direct
+        final = {bus: dict(paths) for bus, paths in direct.items()}
+        for net in self.nets:
+            local = self.local_gpu(net, direct)
+            if local is None:
+                continue
+            peer_path = direct[local][net]
+            for bus in self.gpus:
+                if bus == local or net not in direct[bus]:
+                    continue
+                own = direct[bus][net]
+                nvlink = self.raw_paths[local].get(gpu_id(bus))
+                if (
+                    self.version.at_most(peer_path.type, "PXB")
+                    and nvlink is not None
+                    and self.version.at_most(nvlink.type, "NVL")
+                    and self.gpus[local].gdr is not False
+                    and (peer_path.bw > own.bw or not self.version.at_most(own.type, "PXB"))
+                ):
+                    final[bus][net] = Path(
+                        "PXN", min(nvlink.bw, peer_path.bw), own.hops, (gpu_id(local),), proxy_gpu=local
+                    )
+        return final
+
+    def local_gpu(self, net: tuple, paths: dict[str, dict[tuple, Path]] | None = None) -> str | None:
+        """The GPU closest to ``net`` (best type, then bandwidth, then bus id)."""
+        paths = paths or self.gpu_net_paths
+        candidates = [(self.version.rank(p[net].type), -p[net].bw, bus) for bus, p in paths.items() if net in p]
+        return min(candidates)[2] if candidates else None
+
+    def nearest_nets(self, gpu: Gpu, raw: bool = False) -> list[tuple[tuple, Path]]:
+        """The NETs a GPU would use: best path type, then most bandwidth (ncclTopoGetLocal)."""
+        table = self.raw_paths[gpu.bus_id] if raw else self.gpu_net_paths[gpu.bus_id]
+        paths = [(net, p) for net, p in table.items() if net[0] == "net"]
+        if not paths:
+            return []
+        best = min((self.version.rank(p.type), -p.bw) for _, p in paths)
+        return sorted(
+            ((net, p) for net, p in paths if (self.version.rank(p.type), -p.bw) == best), key=lambda x: x[0]
+        )
+
+    def gdr_enabled(self, gpu: Gpu, net: tuple, level: str | None = None) -> bool:
+        """ncclTopoCheckGdr: both ends support it and the distance is within NCCL_NET_GDR_LEVEL."""
+        _, net_fact = self.nets[net]
+        if gpu.gdr is False or net_fact.gdr is False:
+            return False
+        path = self.gpu_net_paths[gpu.bus_id][net]
+        if path.type == "PXN" and path.proxy_gpu:
+            path = self.gpu_net_paths[path.proxy_gpu][net]
+        return self.version.at_most(path.type, level or self.version.default_gdr_level)
+
+    def is_fabric(self, net: tuple) -> bool:
+        """An RDMA-capable network device, as opposed to a socket interface such as eth0."""
+        nic, fact = self.nets[net]
+        if fact.gdr:
+            return True
+        pci = self.pci_by_bus.get(nic.bus_id or "")
+        if pci is not None and (pci.pci_class or "").lower().startswith("0x0207"):
+            return True
+        name = fact.name or ""
+        if re.match(r"(eth|ens|enp|eno|enx|em|bond|ib\d|lo|docker|veth|virbr|br-)", name):
+            return False
+        return fact.attrs.get("maxconn") != "65536" if fact.name else pci is not None
+
+    def net_label(self, net: tuple) -> str:
+        nic, fact = self.nets[net]
+        return fact.name or f"NIC {nic.bus_id}"
+
+    def nvlink_peers(self, gpu: Gpu) -> list[str]:
+        paths = self.raw_paths[gpu.bus_id]
+        return sorted(b for b in self.gpus if b != gpu.bus_id and gpu_id(b) in paths
+                      and self.version.at_most(paths[gpu_id(b)].type, "NVL"))

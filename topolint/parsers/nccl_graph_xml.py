@@ -1,0 +1,57 @@
+"""NCCL graph XML (``NCCL_GRAPH_DUMP_FILE``): recognised and summarised, never linted as topology."""
+
+from __future__ import annotations
+
+from topolint.inputs.source import SourceFile
+from topolint.model.facts import GraphChannel, GraphFile, Location, NcclGraph
+from topolint.parsers.xmlsafe import parse_xml
+
+_GRAPH_KINDS = {"0": "ring", "1": "tree", "2": "collnet-chain", "3": "nvls", "4": "collnet-direct"}
+
+
+def _float(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def parse_graph(source: SourceFile) -> GraphFile:
+    root = parse_xml(source.path, source.text)
+    graphs = []
+    for graph_el in root.iter("graph"):
+        channels = [
+            GraphChannel.model_construct(
+                gpus=[int(g.get("dev", "0"), 0) if g.get("dev", "").startswith("0x") else int(g.get("dev", "0") or 0)
+                      for g in ch.iter("gpu") if (g.get("dev") or "").replace("x", "").isalnum()],
+                nets=[n.get("dev", "") for n in ch.iter("net")],
+            )
+            for ch in graph_el.iter("channel")
+        ]
+        graphs.append(
+            NcclGraph.model_construct(
+                graph_id=graph_el.get("id"),
+                pattern=graph_el.get("pattern"),
+                nchannels=len(channels),
+                type_intra=graph_el.get("typeintra"),
+                type_inter=graph_el.get("typeinter"),
+                speed_intra=_float(graph_el.get("speedintra")),
+                speed_inter=_float(graph_el.get("speedinter")),
+                channels=channels,
+                loc=Location.model_construct(path=source.path, line=graph_el.sourceline or 1, column=0),
+            )
+        )
+    return GraphFile.model_construct(
+        path=source.path,
+        version=root.get("version"),
+        graphs=graphs,
+        loc=Location.model_construct(path=source.path, line=root.sourceline or 1, column=0),
+    )
+
+
+def summarise(graph_file: GraphFile) -> str:
+    parts = []
+    for g in graph_file.graphs:
+        kind = _GRAPH_KINDS.get(g.graph_id or "", f"graph {g.graph_id}")
+        parts.append(f"{kind}: {g.nchannels} channels, intra {g.type_intra} inter {g.type_inter}")
+    return "; ".join(parts) or "no graphs"

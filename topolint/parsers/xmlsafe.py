@@ -1,0 +1,89 @@
+"""Safe XML parsing for untrusted inputs, plus start-tag positions lxml does not give.
+
+Entities are never expanded, no DTD is loaded, nothing is fetched from the network, and the
+size is bounded before parsing (see inputs.source.MAX_INPUT_BYTES).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from lxml import etree
+
+from topolint.inputs.source import InputError
+
+_TOKEN = re.compile(
+    r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!DOCTYPE(?:[^\[>]*\[.*?\])?[^>]*>|<([A-Za-z_][\w:.-]*)",
+    re.S,
+)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def _parser() -> etree.XMLParser:
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        collect_ids=False,
+    )
+
+
+class LineIndex:
+    """Offsets to 1-based (line, column)."""
+
+    def __init__(self, text: str):
+        self._starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def position(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self._starts, offset)
+        return line, offset - self._starts[line - 1] + 1
+
+
+@dataclass(frozen=True)
+class TagPosition:
+    tag: str
+    line: int
+    column: int
+
+
+def parse_xml(path: str, text: str) -> etree._Element:
+    """The root element, or InputError with the line and column libxml2 stopped at."""
+    try:
+        return etree.fromstring(text.encode("utf-8"), _parser())
+    except etree.XMLSyntaxError as exc:
+        line, column = exc.position if exc.position else (exc.lineno or 1, 0)
+        message = re.sub(r", line \d+, column \d+$", "", exc.msg or "malformed XML")
+        raise InputError(path, line or 1, f"malformed XML: {message}", column or 0) from None
+
+
+def start_tag_positions(text: str) -> list[TagPosition]:
+    """Where each element's ``<`` is, in document order (lxml only knows the line of its ``>``)."""
+    index = LineIndex(text)
+    positions = []
+    for match in _TOKEN.finditer(text):
+        if match.group(1):
+            line, column = index.position(match.start())
+            positions.append(TagPosition(match.group(1), line, column))
+    return positions
+
+
+def tab_lines(text: str) -> list[int]:
+    """Lines holding a tab outside comments: NCCL's own XML parser only skips space, CR and LF."""
+    without_comments = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    index = LineIndex(without_comments)
+    return sorted({index.position(m.start())[0] for m in re.finditer("\t", without_comments)})
+
+
+def declaration_and_doctype(text: str) -> tuple[int | None, int | None]:
+    """Lines of an ``<?xml ...?>`` declaration and a ``<!DOCTYPE``, which NCCL refuses."""
+    index = LineIndex(text)
+    decl = re.search(r"<\?xml\b", text)
+    doctype = re.search(r"<!DOCTYPE\b", text, re.I)
+    return (
+        index.position(decl.start())[0] if decl else None,
+        index.position(doctype.start())[0] if doctype else None,
+    )

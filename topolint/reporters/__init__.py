@@ -1,0 +1,50 @@
+"""Reporters: one module per output format. Each renders a Report to a string."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from topolint.engine.finding import Finding
+from topolint.engine.rule import RuleDefinition
+from topolint.inputs.source import SourceFile
+
+FORMATS = ("full", "concise", "json", "sarif", "github")
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    rules: list[RuleDefinition]  # the enabled rules, sorted by code
+    sources: dict[str, SourceFile] = field(default_factory=dict)
+    project_root: Path = field(default_factory=Path.cwd)
+    nccl_version: str = ""
+
+    def counts(self) -> dict[str, int]:
+        active = [f for f in self.findings if not f.suppressed]
+        return {s: sum(1 for f in active if f.severity == s) for s in ("error", "warning", "info")}
+
+
+def render(fmt: str, report: Report) -> str:
+    if fmt == "full":
+        from topolint.reporters.full import render_full as renderer
+    elif fmt == "concise":
+        from topolint.reporters.concise import render_concise as renderer
+    elif fmt == "json":
+        from topolint.reporters.json_report import render_json as renderer
+    elif fmt == "sarif":
+        from topolint.reporters.sarif import render_sarif as renderer
+    elif fmt == "github":
+        from topolint.reporters.github import render_github as renderer
+    else:
+        raise KeyError(fmt)
+    return renderer(report)
+
+
+def summary_line(report: Report) -> str:
+    counts = report.counts()
+    total = sum(counts.values())
+    if not total:
+        return "All checks passed."
+    noun = "finding" if total == 1 else "findings"
+    return f"Found {total} {noun} ({counts['error']} error, {counts['warning']} warning, {counts['info']} info)."

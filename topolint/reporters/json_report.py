@@ -1,0 +1,50 @@
+"""JSON output, described by docs/json-output.schema.json."""
+
+from __future__ import annotations
+
+import json
+
+from topolint import __version__
+from topolint.reporters import Report
+
+JSON_FORMAT_VERSION = 1
+
+
+def finding_dict(f) -> dict:
+    return {
+        "code": f.code,
+        "slug": f.slug,
+        "category": f.category,
+        "severity": f.severity,
+        "message": f.message,
+        "path": f.path,
+        "line": f.line,
+        "column": f.column,
+        "node": f.node,
+        "entity": f.entity,
+        "related": [
+            {"path": r.location.path, "line": r.location.line, "column": r.location.column,
+             "entity": r.entity, "message": r.message}
+            for r in f.related
+        ],
+        "evidence": list(f.evidence),
+        "fix": f.fix,
+        "fingerprint": f.fingerprint,
+        "suppressed": f.suppressed,
+    }
+
+
+def render_json(report: Report) -> str:
+    counts = report.counts()
+    document = {
+        "version": JSON_FORMAT_VERSION,
+        "tool": {"name": "topolint", "version": __version__},
+        "findings": [finding_dict(f) for f in report.findings],
+        "summary": {
+            "total": sum(counts.values()),
+            "by_severity": counts,
+            "suppressed": sum(1 for f in report.findings if f.suppressed),
+            "nccl_version": report.nccl_version,
+        },
+    }
+    return json.dumps(document, indent=2, sort_keys=False) + "\n"
