@@ -1,10 +1,23 @@
 """Checks: the code behind rules. One module per check; rules/ instantiates them with data.
 
-Each module defines ``NEEDS`` (the inputs it reads), ``Parameters`` (a pydantic model of its
-typed parameters with defaults) and ``check(context, params)`` yielding Hits. The table is
-explicit: nothing registers itself on import, and modules load only when a rule uses them.
+A rule definition names its check (``check = "gpu_nic_cross_socket"``), which is the module
+``topolint.checks.gpu_nic_cross_socket``. Each module defines ``NEEDS`` (the inputs it reads),
+``Parameters`` (a pydantic model of its typed parameters with defaults) and
+``check(context, params)`` yielding Hits. Nothing registers itself on import, and a module
+loads only when a rule uses it.
 """
 
-CHECKS = {
-    "gpu_nic_cross_socket": "topolint.checks.gpu_nic_cross_socket",
-}
+from __future__ import annotations
+
+import importlib
+import re
+from types import ModuleType
+
+
+def load_check(name: str) -> ModuleType:
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or name.startswith("_"):
+        raise ValueError(f"invalid check name {name!r}")
+    try:
+        return importlib.import_module(f"topolint.checks.{name}")
+    except ModuleNotFoundError:
+        raise ValueError(f"no check named {name!r} (expected module topolint/checks/{name}.py)") from None

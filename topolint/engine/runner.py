@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from topolint.checks import CHECKS
+from topolint.checks import load_check
 from topolint.engine.finding import Finding, Hit
 from topolint.engine.rule import RuleDefinition
 from topolint.inputs.collect import Collection
@@ -47,10 +46,6 @@ class CheckContext:
 class RunResult:
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-
-def load_check(name: str):
-    return importlib.import_module(CHECKS[name])
 
 
 def _format(template: str, fields: dict[str, Any], rule: RuleDefinition) -> str:
