@@ -86,6 +86,7 @@ def _outputs(args) -> list[tuple[str, str]]:
 
 def command_check(args) -> int:
     from topolint.engine import selection
+    from topolint.engine.rule import RuleError
     from topolint.engine.runner import RunOptions, run
     from topolint.inputs.collect import collect
     from topolint.model.nccl_version import NEWEST, NcclVersion, VersionError
@@ -107,7 +108,10 @@ def command_check(args) -> int:
         raise UsageError("stdin (-) can be named only once")
 
     collection = collect(args.paths, node_name=args.node, stdin_filename=args.stdin_filename)
-    result = run(rules, collection, RunOptions(nccl_version=version))
+    try:
+        result = run(rules, collection, RunOptions(nccl_version=version))
+    except RuleError as exc:
+        raise UsageError(f"bad rule definition: {exc}") from None
     unreadable = any(f.code == "TL001" for f in result.findings)
     findings = selection.apply(result.findings, chosen)
     sources = {path: src for node in collection.nodes for path, src in node.sources.items()}

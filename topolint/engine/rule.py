@@ -55,6 +55,10 @@ class RuleDefinition(BaseModel):
         return self.status == "preview"
 
 
+class RuleError(ValueError):
+    """A rule definition that cannot be used (unknown check, bad parameters, bad template)."""
+
+
 def builtin_rules_dir() -> Path:
     """rules/ at the repository root, or its copy inside the installed wheel."""
     packaged = Path(__file__).resolve().parent.parent / "_rules"

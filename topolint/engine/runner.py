@@ -8,7 +8,7 @@ from typing import Any
 
 from topolint.checks import load_check
 from topolint.engine.finding import Finding, Hit
-from topolint.engine.rule import RuleDefinition
+from topolint.engine.rule import RuleDefinition, RuleError
 from topolint.inputs.collect import Collection
 from topolint.model.facts import Location
 from topolint.model.nccl_version import NcclVersion
@@ -52,7 +52,7 @@ def _format(template: str, fields: dict[str, Any], rule: RuleDefinition) -> str:
     try:
         return template.format(**fields)
     except (KeyError, IndexError) as exc:
-        raise ValueError(f"{rule.source}: template field {exc} not provided by check {rule.check}") from None
+        raise RuleError(f"{rule.source}: template field {exc} not provided by check {rule.check}") from None
 
 
 def to_finding(rule: RuleDefinition, node: str, hit: Hit) -> Finding:
@@ -87,20 +87,33 @@ def input_findings(rules: dict[str, RuleDefinition], collection: Collection) -> 
     return findings
 
 
+def prepare(rules: list[RuleDefinition]) -> list[tuple]:
+    """Each rule with its check module and typed parameters; RuleError names a bad definition."""
+    from pydantic import ValidationError
+
+    prepared = []
+    for rule in rules:
+        if rule.check == "inputs":
+            continue
+        try:
+            module = load_check(rule.check)
+            prepared.append((rule, module, module.Parameters(**rule.parameters)))
+        except (ValueError, ValidationError, TypeError) as exc:
+            raise RuleError(f"{rule.source}: {exc}") from None
+    return prepared
+
+
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions) -> RunResult:
     result = RunResult(findings=input_findings({r.code: r for r in rules}, collection))
+    prepared = prepare(rules)
     for node in collection.nodes:
         context = CheckContext(node, options)
         available = node.available()
-        for rule in rules:
-            if rule.check == "inputs":
-                continue
-            module = load_check(rule.check)
+        for rule, module, params in prepared:
             missing = [need for need in module.NEEDS if need not in available]
             if missing:
                 result.notes.append(f"{rule.code} not run on node {node.name}: no {', '.join(missing)} input")
                 continue
-            params = module.Parameters(**rule.parameters)
             for hit in module.check(context, params):
                 result.findings.append(to_finding(rule, node.name, hit))
     result.findings.sort(key=Finding.sort_key)

@@ -191,6 +191,17 @@ class System:
             frontier = following
         return paths
 
+    def node_of(self, bus_id: str) -> tuple | None:
+        """The graph node of a PCI bus id (GPU, NIC, bridge), or None."""
+        pci = self.pci_by_bus.get(bus_id)
+        return self._node_for_pci(pci) if pci is not None else None
+
+    def path_between(self, a: tuple, b: tuple) -> Path:
+        """The path type between any two graph nodes; DIS when none exists."""
+        if a[0] == "gpu" and b[0] == "net":
+            return self.gpu_net_paths[a[1]].get(b, Path("DIS", 0.0, 0))
+        return self.paths_from(a).get(b, Path("DIS", 0.0, 0))
+
     @cached_property
     def raw_paths(self) -> dict[str, dict[tuple, Path]]:
         return {bus: self.paths_from(gpu_id(bus)) for bus in self.gpus}

@@ -1,0 +1,144 @@
+"""NCCL path classification over hand-built topologies: one small XML per path type."""
+
+from __future__ import annotations
+
+import pytest
+
+from topolint.inputs.source import SourceFile
+from topolint.model.nccl_version import NcclVersion
+from topolint.model.system import System, gpu_id
+from topolint.parsers.nccl_topo_xml import parse_topology
+
+CPU = '<cpu numaid="{numa}" affinity="{mask}" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">'
+GRACE = '<cpu numaid="{numa}" affinity="{mask}" arch="arm64" vendor="ARM">'
+
+
+def gpu(bus, dev, links="", extra=""):
+    return (f'<pci busid="{bus}" class="0x030200" vendor="0x10de" device="0x2330" '
+            f'link_speed="32.0 GT/s PCIe" link_width="16"><gpu dev="{dev}" sm="90" rank="{dev}" gdr="1">'
+            f'{links}{extra}</gpu></pci>')
+
+
+def nic(bus, name, gdr=1):
+    return (f'<pci busid="{bus}" class="0x020700" vendor="0x15b3" device="0x1021" '
+            f'link_speed="32.0 GT/s PCIe" link_width="16"><nic><net name="{name}" dev="0" '
+            f'speed="400000" port="1" gdr="{gdr}"/></nic></pci>')
+
+
+def bridge(bus, *children):
+    return (f'<pci busid="{bus}" class="0x060400" vendor="0x1000" device="0xc030" '
+            f'link_speed="32.0 GT/s PCIe" link_width="16">{"".join(children)}</pci>')
+
+
+def nvs(count=18):
+    return f'<nvlink target="0000:ff:00.0" count="{count}" tclass="0x068000"/>'
+
+
+def to_gpu(bus, count=12):
+    return f'<nvlink target="{bus}" count="{count}" tclass="0x030200"/>'
+
+
+def system(*cpus, version="2.30.7", cpu_template=CPU):
+    body = "".join(cpu_template.format(numa=i, mask="0000ffff" if i == 0 else "ffff0000") + "".join(c) + "</cpu>"
+                   for i, c in enumerate(cpus))
+    topology = parse_topology(SourceFile("t.xml", f'<system version="1">{body}</system>'))
+    return System(topology, NcclVersion.parse(version))
+
+
+def net_path(sys_, gpu_bus, name):
+    for net, (_, fact) in sys_.nets.items():
+        if fact.name == name:
+            return sys_.gpu_net_paths[gpu_bus][net]
+    raise AssertionError(name)
+
+
+def gpu_path(sys_, a, b):
+    return sys_.path_between(gpu_id(a), gpu_id(b)).type
+
+
+def test_pix_same_switch():
+    s = system([bridge("0000:10:00.0", gpu("0000:11:00.0", 0), nic("0000:12:00.0", "mlx5_0"))])
+    assert net_path(s, "0000:11:00.0", "mlx5_0").type == "PIX"
+
+
+def test_pxb_two_level_switch():
+    s = system([bridge("0000:10:00.0", bridge("0000:11:00.0", gpu("0000:12:00.0", 0)),
+                       bridge("0000:13:00.0", nic("0000:14:00.0", "mlx5_0")))])
+    assert net_path(s, "0000:12:00.0", "mlx5_0").type == "PXB"
+
+
+def test_phb_through_host_bridge_and_no_gdr():
+    s = system([bridge("0000:10:00.0", gpu("0000:11:00.0", 0)), bridge("0000:20:00.0", nic("0000:21:00.0", "mlx5_0"))])
+    assert net_path(s, "0000:11:00.0", "mlx5_0").type == "PHB"
+    net = next(iter(s.nets))
+    assert not s.gdr_enabled(s.gpus["0000:11:00.0"], net)
+    assert s.gdr_enabled(s.gpus["0000:11:00.0"], net, level="PHB")
+
+
+def test_sys_across_sockets():
+    s = system([nic("0000:12:00.0", "mlx5_0")], [gpu("0000:91:00.0", 0)])
+    assert net_path(s, "0000:91:00.0", "mlx5_0").type == "SYS"
+
+
+def test_nvl_through_nvswitch_and_pxn_to_peer_nic():
+    s = system([bridge("0000:10:00.0", gpu("0000:11:00.0", 0, nvs()), nic("0000:12:00.0", "mlx5_0"))],
+               [gpu("0000:91:00.0", 1, nvs())])
+    assert gpu_path(s, "0000:11:00.0", "0000:91:00.0") == "NVL"
+    path = net_path(s, "0000:91:00.0", "mlx5_0")
+    assert path.type == "PXN" and path.proxy_gpu == "0000:11:00.0"
+    assert s.raw_paths["0000:91:00.0"][next(iter(s.nets))].type == "SYS"
+    # GDR is judged on the proxy's distance (PIX).
+    assert s.gdr_enabled(s.gpus["0000:91:00.0"], next(iter(s.nets)))
+
+
+def test_no_pxn_before_nccl_2_12():
+    s = system([bridge("0000:10:00.0", gpu("0000:11:00.0", 0, nvs()), nic("0000:12:00.0", "mlx5_0"))],
+               [gpu("0000:91:00.0", 1, nvs())], version="2.11.4")
+    assert net_path(s, "0000:91:00.0", "mlx5_0").type == "SYS"
+
+
+def test_nvb_through_intermediate_gpu():
+    s = system([gpu("0000:11:00.0", 0, to_gpu("0000:12:00.0")),
+                gpu("0000:12:00.0", 1, to_gpu("0000:11:00.0") + to_gpu("0000:13:00.0")),
+                gpu("0000:13:00.0", 2, to_gpu("0000:12:00.0"))])
+    assert gpu_path(s, "0000:11:00.0", "0000:12:00.0") == "NVL"
+    assert gpu_path(s, "0000:11:00.0", "0000:13:00.0") == "NVB"
+
+
+def test_self_targeting_nvlink_is_not_a_peer_link():
+    s = system([gpu("0000:11:00.0", 0, to_gpu("0000:11:00.0"))], [gpu("0000:91:00.0", 1)])
+    assert gpu_path(s, "0000:11:00.0", "0000:91:00.0") == "SYS"
+
+
+def test_disconnected_hosts_are_dis():
+    xml = ('<system version="1"><cpu numaid="0" host_hash="0x1" affinity="ff">' + gpu("0000:11:00.0", 0) +
+           '</cpu><cpu numaid="0" host_hash="0x2" affinity="ff">' + gpu("0000:91:00.0", 1) + "</cpu></system>")
+    s = System(parse_topology(SourceFile("t.xml", xml)), NcclVersion.parse("2.30.7"))
+    assert gpu_path(s, "0000:11:00.0", "0000:91:00.0") == "DIS"
+
+
+C2C = '<c2c bw="56376" count="7"/>'
+
+
+@pytest.mark.parametrize("version,expected,gdr", [("2.27.7", "P2C", True), ("2.26.6", "PHB", False)])
+def test_grace_c2c_nic_is_p2c_from_2_27(version, expected, gdr):
+    s = system([gpu("0009:01:00.0", 0, extra=C2C), nic("0000:01:00.0", "mlx5_0")],
+               [gpu("0019:01:00.0", 1, extra=C2C)], version=version, cpu_template=GRACE)
+    assert s.gpu_cpu_path(s.gpus["0009:01:00.0"]).type == "C2C"
+    assert net_path(s, "0009:01:00.0", "mlx5_0").type == expected
+    assert s.gdr_enabled(s.gpus["0009:01:00.0"], next(iter(s.nets))) is gdr
+    # The other Grace's GPU reaches that NIC across the CPU interconnect.
+    assert net_path(s, "0019:01:00.0", "mlx5_0").type == "SYS"
+
+
+def test_path_order_changed_between_2_27_and_2_28():
+    assert NcclVersion.parse("2.27.7").rank("P2C") > NcclVersion.parse("2.27.7").rank("PXN")
+    assert NcclVersion.parse("2.28.9").rank("P2C") < NcclVersion.parse("2.28.9").rank("PXN")
+    assert NcclVersion.parse("2.30.7").rank("NODE") == NcclVersion.parse("2.30.7").rank("PHB")
+
+
+def test_nic_directly_under_cpu_is_phb():
+    xml_nic = '<nic><net name="eth0" dev="0" speed="100000" port="0" gdr="0" maxconn="65536"/></nic>'
+    s = system([gpu("0001:00:00.0", 0), xml_nic])
+    assert net_path(s, "0001:00:00.0", "eth0").type == "PHB"
+    assert not s.is_fabric(next(iter(s.nets)))

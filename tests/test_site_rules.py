@@ -1,0 +1,59 @@
+"""Site rules: the same definition format as the built-in rules, loaded with --rule-dir."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import FIXTURES, run_cli
+from topolint.engine.rule import load_rules
+
+
+def _write(tmp_path, speed):
+    path = tmp_path / "dump.xml"
+    path.write_text(
+        '<system version="1">\n  <cpu numaid="0" host_hash="0x1" affinity="ff">\n'
+        f'    <nic><net name="mlx5_0" dev="0" speed="{speed}" port="1" gdr="1"/></nic>\n'
+        "  </cpu>\n</system>\n"
+    )
+    return path
+
+
+def test_site_rule_validates_like_builtin_rules():
+    rules = load_rules([FIXTURES / "site-rules"], validate=True)
+    assert "SITE001" in {r.code for r in rules}
+
+
+def test_site_rule_fires_with_its_parameter(tmp_path):
+    result = run_cli("check", _write(tmp_path, 200000), "--rule-dir", FIXTURES / "site-rules",
+                     "--select", "SITE001", "--format", "json")
+    assert result.exit_code == 1
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert finding["message"] == "mlx5_0 runs at 200 Gb/s, below this fleet's 400 Gb/s"
+    assert finding["line"] == 3 and finding["entity"] == "dump/nic/mlx5_0:1"
+
+
+def test_site_rule_quiet_at_the_required_rate(tmp_path):
+    result = run_cli("check", _write(tmp_path, 400000), "--rule-dir", FIXTURES / "site-rules",
+                     "--select", "SITE001", "--format", "concise")
+    assert result.exit_code == 0, result.stdout
+
+
+def test_site_rule_cannot_redefine_a_builtin_code(tmp_path):
+    (tmp_path / "NUMA001.toml").write_text((FIXTURES / "site-rules" / "SITE001.toml").read_text()
+                                           .replace("SITE001", "NUMA001"))
+    result = run_cli("check", _write(tmp_path, 200000), "--rule-dir", tmp_path)
+    assert result.exit_code == 2 and "already defined" in result.stderr
+
+
+def test_site_rule_with_bad_parameter_is_a_usage_error(tmp_path):
+    text = (FIXTURES / "site-rules" / "SITE001.toml").read_text().replace("min_gbps = 400", "min_gbps = -1")
+    (tmp_path / "SITE001.toml").write_text(text)
+    result = run_cli("check", _write(tmp_path, 200000), "--rule-dir", tmp_path)
+    assert result.exit_code == 2 and "SITE001.toml" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_site_rule_naming_an_unknown_check_is_a_usage_error(tmp_path):
+    text = (FIXTURES / "site-rules" / "SITE001.toml").read_text().replace("net_speed_minimum", "no_such_check")
+    (tmp_path / "SITE001.toml").write_text(text)
+    result = run_cli("check", _write(tmp_path, 200000), "--rule-dir", tmp_path)
+    assert result.exit_code == 2 and "no_such_check" in result.stderr

@@ -1,0 +1,43 @@
+"""Template for site rules: every NCCL network device runs at least ``min_gbps``.
+
+No built-in rule uses it; a site instantiates it from its own rule folder (``--rule-dir``)
+with its expected rate, e.g. 400 for an NDR fabric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import BaseModel, Field
+
+from topolint.checks._topology import where
+from topolint.engine.finding import Hit
+from topolint.model.node import nic_entity
+
+NEEDS = ("topology",)
+
+
+class Parameters(BaseModel):
+    min_gbps: float = Field(gt=0, description="lowest acceptable rate of a network device, Gb/s")
+    include_static: bool = Field(default=False, description="also judge the speeds static files state")
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    for topology in context.node.topologies:
+        if topology.kind == "static" and not params.include_static:
+            continue
+        for nic in topology.nics:
+            for net in nic.nets:
+                if net.speed_mbps is None or net.speed_mbps <= 0:
+                    continue  # unknown speed: TOPO002's business
+                gbps = net.speed_mbps / 1000
+                if gbps >= params.min_gbps:
+                    continue
+                name = net.name or nic.bus_id or "net"
+                yield Hit(
+                    entity=nic_entity(context.node.name, name, net.port),
+                    location=net.loc,
+                    fields={"net": name, "gbps": f"{gbps:g}"},
+                    evidence=[f"{where(net.loc)}: net {name} speed={net.speed_mbps} (Mb/s)"],
+                )
+
