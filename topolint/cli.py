@@ -104,8 +104,10 @@ def command_check(args) -> int:
     except (VersionError, selection.SelectionError) as exc:
         raise UsageError(str(exc)) from None
     outputs = _outputs(args)
-    if "-" in args.paths and args.paths.count("-") > 1:
+    if args.paths.count("-") > 1:
         raise UsageError("stdin (-) can be named only once")
+    if "-" in args.paths and not args.stdin_filename and any(f in ("sarif", "github") for f, _ in outputs):
+        raise UsageError("reading stdin for sarif or github output needs --stdin-filename (the file's path in the repository)")
 
     collection = collect(args.paths, node_name=args.node, stdin_filename=args.stdin_filename)
     try:
@@ -121,9 +123,16 @@ def command_check(args) -> int:
         sources=sources,
         project_root=(args.project_root or Path.cwd()).resolve(),
         nccl_version=str(version),
+        unreadable=unreadable,
     )
+    if unreadable and "TL001" not in chosen:
+        # Never let the selection hide why the exit code is 2.
+        for f in result.findings:
+            if f.code == "TL001":
+                print(f"topolint: error: {f.path}:{f.line}: {f.message}", file=sys.stderr)
     if args.verbose:
-        for note in collection.notes + result.notes:
+        rule_notes = [n for n in result.notes if n.split(" ", 1)[0] in chosen]
+        for note in collection.notes + rule_notes:
             print(f"topolint: {note}", file=sys.stderr)
         print(f"topolint: assumed NCCL {version}", file=sys.stderr)
     for fmt, destination in outputs:

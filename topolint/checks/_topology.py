@@ -40,3 +40,28 @@ def net_related(node: str, system, net: tuple, message: str) -> Related:
 
 def where(loc) -> str:
     return f"{loc.path}:{loc.line}"
+
+
+# ---- PCI identity and the PCIe tree (NUMA002, PCIE004, PCIE005) ---------------------------------
+HYPERVISOR_BRIDGES = {"0x104c:0x8232"}  # TI bridge that hypervisors (IBM Cloud VSI, KVM) present
+
+
+def pci_id(pci) -> str | None:
+    """``0xvvvv:0xdddd`` (lower case, 4 hex digits each), or None when either is missing."""
+    try:
+        return f"0x{int(pci.vendor, 16):04x}:0x{int(pci.device, 16):04x}"
+    except (TypeError, ValueError):
+        return None
+
+
+def is_hypervisor_bridge(pci) -> bool:
+    return pci.kind == "bridge" and pci_id(pci) in HYPERVISOR_BRIDGES
+
+
+def pci_ancestors(pci_by_bus: dict, pci) -> list:
+    """The bridges above ``pci``, nearest first."""
+    found, parent = [], pci.parent_bus_id
+    while parent is not None and parent in pci_by_bus and len(found) < 64:
+        found.append(pci_by_bus[parent])
+        parent = pci_by_bus[parent].parent_bus_id
+    return found

@@ -34,8 +34,9 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             if path.type != "SYS":
                 continue
             nic, net = system.nets[nearest]
-            final = system.gpu_net_paths[gpu.bus_id]
-            proxies = sorted({final[n].proxy_gpu for n in fabric if final.get(n) and final[n].type == "PXN"})
+            # NCCL spreads GPUs over equally good NICs (dev modulo count); name the one this GPU gets.
+            chosen = [(n, p) for n, p in system.nearest_nets(gpu) if n in fabric and p.type == "PXN"]
+            proxy_net, proxy_path = chosen[(gpu.dev or 0) % len(chosen)] if chosen else (None, None)
             fields = {
                 **gpu_fields(topology, gpu),
                 "nic": system.net_label(nearest),
@@ -54,10 +55,11 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 evidence=evidence,
                 related=[net_related(context.node.name, system, nearest, f"nearest NIC {fields['nic']}")],
             )
-            if proxies:
-                proxy = system.gpus[proxies[0]]
+            if proxy_path is not None:
+                proxy = system.gpus[proxy_path.proxy_gpu]
                 hit.variant, hit.severity = "pxn", "warning"
                 hit.fields["proxy"] = gpu_label(proxy)
+                hit.fields["proxy_nic"] = system.net_label(proxy_net)
                 hit.evidence.append(f"PXN: {gpu_label(proxy)} ({proxy.bus_id}) is an NVLink peer that "
-                                    f"reaches a NIC at PXB or closer")
+                                    f"reaches {hit.fields['proxy_nic']} at PXB or closer")
             yield hit

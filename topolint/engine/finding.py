@@ -58,6 +58,7 @@ class Finding:
         return (self.path, self.line, self.column, self.code, self.entity, self.message)
 
 
-def entity_fingerprint(code: str, entity: str) -> str:
-    """Stable across edits: rule and entity, never the line."""
-    return hashlib.sha256(f"{code}\0{entity}".encode()).hexdigest()[:16]
+def entity_fingerprint(code: str, entity: str, variant: str = "default") -> str:
+    """Stable across edits: rule, entity and kind of problem, never the line."""
+    key = f"{code}\0{entity}" + (f"\0{variant}" if variant != "default" else "")
+    return hashlib.sha256(key.encode()).hexdigest()[:16]

@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import Any
 
 from topolint.checks import load_check
-from topolint.engine.finding import Finding, Hit
+from topolint.engine.finding import Finding, Hit, entity_fingerprint
 from topolint.engine.rule import RuleDefinition, RuleError
 from topolint.inputs.collect import Collection
 from topolint.model.facts import Location
@@ -72,6 +72,7 @@ def to_finding(rule: RuleDefinition, node: str, hit: Hit) -> Finding:
         fix=_format(fixes.get(hit.variant, fixes["default"]), fields, rule),
         related=list(hit.related),
         evidence=list(hit.evidence),
+        fingerprint=entity_fingerprint(rule.code, hit.entity, hit.variant),
     )
 
 

@@ -7,8 +7,9 @@ import re
 NCCL_TOPO_XML = "nccl-topo-xml"
 NCCL_GRAPH_XML = "nccl-graph-xml"
 
-# After optional declaration, doctype and comments, the root element decides.
-_XML_PROLOGUE = re.compile(r"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*", re.S)
+# After optional declaration, doctype (with or without an internal subset) and comments, the
+# root element decides.
+_XML_PROLOGUE = re.compile(r"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*|<!DOCTYPE(?:[^\[>]*\[.*?\])?[^>]*>\s*)*", re.S | re.I)
 _ROOT = re.compile(r"<(system|graphs)[\s>/]")
 
 

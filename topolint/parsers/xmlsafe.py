@@ -56,6 +56,9 @@ def parse_xml(path: str, text: str) -> etree._Element:
         return etree.fromstring(text.encode("utf-8"), _parser())
     except etree.XMLSyntaxError as exc:
         line, column = exc.position if exc.position else (exc.lineno or 1, 0)
+        lines = text.splitlines()
+        if lines and (line or 1) > len(lines):  # truncated: libxml2 stops past the last newline
+            line, column = len(lines), len(lines[-1]) + 1
         message = re.sub(r", line \d+, column \d+$", "", exc.msg or "malformed XML")
         raise InputError(path, line or 1, f"malformed XML: {message}", column or 0) from None
 

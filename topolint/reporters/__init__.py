@@ -19,6 +19,7 @@ class Report:
     sources: dict[str, SourceFile] = field(default_factory=dict)
     project_root: Path = field(default_factory=Path.cwd)
     nccl_version: str = ""
+    unreadable: bool = False  # an input could not be read (TL001), whatever the selection
 
     def counts(self) -> dict[str, int]:
         active = [f for f in self.findings if not f.suppressed]

@@ -1,0 +1,39 @@
+"""TOPO004 depends on --nccl-version, which rule fixtures (run with the newest) cannot express."""
+
+from __future__ import annotations
+
+from conftest import run_cli
+
+
+def _topology(children: int) -> str:
+    pcis = "\n".join(
+        f'    <pci busid="0000:{i + 1:02x}:00.0" class="0x020000" link_speed="16.0 GT/s PCIe" link_width="16"/>'
+        for i in range(children)
+    )
+    return (f'<system version="1">\n  <cpu numaid="0" affinity="ffffffff" arch="x86_64" vendor="GenuineIntel" '
+            f'familyid="6" modelid="143">\n{pcis}\n  </cpu>\n</system>\n')
+
+
+def _check(path, version: str):
+    return run_cli("check", path, "--select", "TOPO004", "--format", "concise", "--nccl-version", version)
+
+
+def test_children_limit_depends_on_nccl_version(tmp_path):
+    path = tmp_path / "topo.xml"
+    path.write_text(_topology(33))
+    old = _check(path, "2.20.5")
+    assert old.exit_code == 1
+    assert "topo.xml:2:3: TOPO004 [error] cpu numaid=0 has 33 child elements: NCCL 2.20.5 accepts at most 32" in old.stdout
+    assert _check(path, "2.21.5").exit_code == 0
+
+
+def test_node_limit_is_reached_at_the_maximum(tmp_path):
+    path = tmp_path / "topo.xml"
+    path.write_text(_topology(125))  # 127 nodes: within 2.21-2.28's 128 children, under 256 nodes
+    assert _check(path, "2.27.7").exit_code == 0
+    path.write_text(_topology(254))  # 256 nodes with system and cpu: NCCL 2.21+ is already full
+    result = _check(path, "2.29.7")
+    assert "256 XML nodes: NCCL 2.29.7 loads at most 255" in result.stdout
+    assert "child elements" not in result.stdout  # 254 children are within 2.29.7's 640
+    assert "child elements" in _check(path, "2.28.9").stdout  # but not within 128
+    assert _check(path, "2.20.5").stdout.count("TOPO004") == 1  # 1024 nodes, but 32 children

@@ -1,0 +1,62 @@
+"""The built wheel works on its own: rule definitions ship inside it (topolint/_rules/) and the
+console script runs from a directory outside the repository.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (built,) = out.glob("topolint-*.whl")
+    return built
+
+
+def test_wheel_contains_the_rules(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "topolint/_rules/NUMA001.toml" in names
+    shipped = {n.split("/")[-1] for n in names if n.startswith("topolint/_rules/")}
+    assert shipped == {p.name for p in (ROOT / "rules").glob("*.toml")}
+    assert "topolint/cli.py" in names
+    assert not any(n.startswith(("tests/", "fixtures/")) for n in names)
+
+
+def test_installed_wheel_runs_outside_the_repository(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    # --system-site-packages brings the dependencies; the editable checkout must not shadow the wheel.
+    proc = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--force-reinstall", "-q", str(wheel)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copyfile(FIXTURES / "rules" / "NUMA001" / "bad.xml", work / "bad.xml")
+    proc = subprocess.run([str(env_dir / "bin" / "topolint"), "check", "bad.xml", "--format", "concise"],
+                          cwd=work, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "bad.xml:9:7: NUMA001 [error]" in proc.stdout
+    where = subprocess.run([str(python), "-c", "import topolint, pathlib; print(pathlib.Path(topolint.__file__).parent)"],
+                           cwd=work, capture_output=True, text=True, timeout=60)
+    installed = where.stdout.strip()
+    assert str(env_dir) in installed, f"the venv imported {installed}, not the wheel"
+    rules = subprocess.run([str(env_dir / "bin" / "topolint"), "rules"], cwd=work, capture_output=True,
+                           text=True, timeout=60)
+    assert rules.returncode == 0 and "NUMA001" in rules.stdout

@@ -1,0 +1,116 @@
+"""NUMA005: two NUMA nodes (cpu elements) of one host claim overlapping CPU affinity masks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from topolint.engine.finding import Hit, Related
+from topolint.model.node import cpu_entity
+
+NEEDS = ("topology",)
+MAX_RANGES = 8
+
+
+class Parameters(BaseModel):
+    pass
+
+
+def parse_cpumask(text: str | None) -> int | None:
+    """A Linux cpumask string as a bit set (bit n = CPU n), or None when it does not parse.
+
+    Words are comma separated, most significant first. The kernel writes 32-bit words; when
+    every word has at most 8 hex digits each is read as 32 bits (short words are zero-padded),
+    otherwise the words' bits are concatenated at their own widths.
+    """
+    if text is None:
+        return None
+    words = [w.strip() for w in text.strip().split(",")]
+    if not words or any(not re.fullmatch(r"(0x)?[0-9a-fA-F]+", w) for w in words):
+        return None
+    words = [w[2:] if w.lower().startswith("0x") else w for w in words]
+    mask = 0
+    fixed = all(len(w) <= 8 for w in words)
+    for word in words:
+        width = 32 if fixed else 4 * len(word)
+        mask = (mask << width) | int(word, 16)
+    return mask
+
+
+def cpu_list(mask: int) -> tuple[int, str]:
+    """The number of CPUs in ``mask`` and their list in cpulist form (``0-15,32-47``)."""
+    ranges, start, bit, count = [], None, 0, 0
+    while mask >> bit:
+        if (mask >> bit) & 1:
+            count += 1
+            if start is None:
+                start = bit
+        elif start is not None:
+            ranges.append((start, bit - 1))
+            start = None
+        bit += 1
+    if start is not None:
+        ranges.append((start, bit - 1))
+    text = ",".join(f"{a}-{b}" if a != b else f"{a}" for a, b in ranges[:MAX_RANGES])
+    if len(ranges) > MAX_RANGES:
+        text += f",... ({len(ranges)} ranges)"
+    return count, text
+
+
+def numa_name(cpu) -> str:
+    return f"NUMA {cpu.numa_id}" if cpu.numa_id is not None else f"cpu #{cpu.index}"
+
+
+def join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    for topology in context.node.topologies:
+        masks = [(cpu, parse_cpumask(cpu.affinity)) for cpu in topology.cpus]
+        masks = [(cpu, mask) for cpu, mask in masks if mask]
+        for j, (cpu, mask) in enumerate(masks):
+            earlier = [
+                (other, other_mask & mask)
+                for other, other_mask in masks[:j]
+                if (other.host_hash or "") == (cpu.host_hash or "") and other_mask & mask
+            ]
+            if not earlier:
+                continue
+            shared = 0
+            for _, overlap in earlier:
+                shared |= overlap
+            count, ranges = cpu_list(shared)
+            own, _ = cpu_list(mask)
+            others = [o for o, _ in earlier]
+            fields = {
+                "numa": numa_name(cpu),
+                "affinity": cpu.affinity,
+                "others": join([numa_name(o) for o in others]),
+                "other_affinity": others[0].affinity,
+                "count": count,
+                "cpus": ranges,
+                "own_count": own,
+                "file": topology.path,
+            }
+            evidence = [f"{cpu.loc.path}:{cpu.loc.line}: cpu numaid={cpu.numa_id} affinity=\"{cpu.affinity}\" "
+                        f"({own} CPUs)"]
+            evidence += [
+                f"{o.loc.path}:{o.loc.line}: cpu numaid={o.numa_id} affinity=\"{o.affinity}\" shares "
+                f"{cpu_list(overlap)[0]} CPUs ({cpu_list(overlap)[1]})"
+                for o, overlap in earlier
+            ]
+            related = [
+                Related(location=o.loc, entity=cpu_entity(context.node.name, o.numa_id, o.index),
+                        message=f"{numa_name(o)} claims the same CPUs")
+                for o in others
+            ]
+            yield Hit(
+                entity=cpu_entity(context.node.name, cpu.numa_id, cpu.index),
+                location=cpu.loc,
+                fields=fields,
+                evidence=evidence,
+                related=related,
+            )

@@ -1,0 +1,112 @@
+"""PCIE004: a GPU or NIC of a known model sits on a PCIe link slower than it supports (dumps only)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from topolint.checks._topology import gpu_label, is_hypervisor_bridge, numa_of, pci_ancestors, pci_id, where
+from topolint.engine.finding import Hit
+from topolint.model.node import gpu_entity, nic_entity, pci_entity
+from topolint.model.pcie import GT_PER_GENERATION, generation
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+NEEDS = ("topology-dump",)
+DEVICES = Path(__file__).resolve().parent.parent / "data" / "pci_devices.toml"
+
+
+class Parameters(BaseModel):
+    pass
+
+
+@lru_cache(maxsize=1)
+def known_devices() -> dict[str, dict]:
+    """``0xvvvv:0xdddd`` -> {name, kind, pcie_gen, lanes} (topolint/data/pci_devices.toml)."""
+    with DEVICES.open("rb") as handle:
+        return {key.lower(): value for key, value in tomllib.load(handle).items()}
+
+
+def _width(text: str | None) -> int | None:
+    try:
+        return int((text or "").strip())
+    except ValueError:
+        return None
+
+
+def _label(topology, system_gpus: dict, pci) -> tuple[str, str]:
+    """A label for the device and its entity id's kind-specific part."""
+    if pci.kind == "gpu":
+        gpu = system_gpus.get(pci.bus_id)
+        return (gpu_label(gpu) if gpu is not None else f"GPU {pci.bus_id}"), "gpu"
+    names = [n.name for nic in topology.nics if nic.bus_id == pci.bus_id for n in nic.nets if n.name]
+    return (f"NIC {'/'.join(names)}" if names else f"NIC {pci.bus_id}"), "nic"
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    devices = known_devices()
+    version = context.version
+    node = context.node.name
+    for topology in context.node.topologies:
+        if topology.kind != "dump":
+            continue  # a static file's link values are claims, not measurements
+        pci_by_bus = topology.pci_by_bus()
+        gpus = {g.bus_id: g for g in topology.gpus}
+        for pci in topology.pci:
+            if pci.kind not in ("gpu", "nic"):
+                continue
+            model = devices.get(pci_id(pci) or "")
+            if model is None or model.get("kind") != pci.kind:
+                continue
+            gen, width = generation(pci.link_speed, version), _width(pci.link_width)
+            if gen is None or not width:
+                continue  # unknown/empty speed is TOPO002; width 0 is a virtual (VM) link
+            if any(is_hypervisor_bridge(b) for b in pci_ancestors(pci_by_bus, pci)):
+                continue  # behind a hypervisor's virtual bridge the link values are made up
+            want_gen, want_lanes = int(model["pcie_gen"]), int(model["lanes"])
+            slow_speed, narrow = gen < want_gen, width < want_lanes
+            if not slow_speed and not narrow:
+                continue
+            label, kind = _label(topology, gpus, pci)
+            fields = {
+                "device": label,
+                "bus": pci.bus_id,
+                "model": model["name"],
+                "numa": numa_of(topology, pci.cpu_index),
+                "speed": pci.link_speed,
+                "width": width,
+                "gen": gen,
+                "want_gen": want_gen,
+                "want_speed": f"{GT_PER_GENERATION[want_gen]} GT/s",
+                "want_lanes": want_lanes,
+            }
+            evidence = [
+                f"{where(pci.loc)}: {pci.bus_id} vendor={pci.vendor} device={pci.device} ({model['name']}) "
+                f"link_speed=\"{pci.link_speed}\" link_width=\"{pci.link_width}\"",
+                f"{model['name']} supports PCIe Gen{want_gen} x{want_lanes} (topolint/data/pci_devices.toml)",
+                f"{topology.path} is an NCCL topology dump: link values are what NCCL read from the system",
+            ]
+            parent = pci_by_bus.get(pci.parent_bus_id or "")
+            if parent is not None and generation(parent.link_speed, version):
+                evidence.append(f"{where(parent.loc)}: the bridge above, {parent.bus_id}, links at "
+                                f"\"{parent.link_speed}\" x{parent.link_width}")
+            if kind == "gpu":
+                entity = gpu_entity(node, pci.bus_id)
+            else:
+                nets = [n for nic in topology.nics if nic.bus_id == pci.bus_id for n in nic.nets if n.name]
+                entity = nic_entity(node, nets[0].name, nets[0].port) if nets else pci_entity(node, pci.bus_id)
+            hit = Hit(entity=entity, location=pci.loc, fields=fields, evidence=evidence)
+            if kind == "gpu" and not narrow:
+                hit.variant, hit.severity = "gpu_speed", "info"
+                hit.evidence.append("GPUs lower their link speed when idle; a full-width link at a lower "
+                                    "speed may be power saving")
+            elif narrow:
+                hit.variant = "width"
+            yield hit

@@ -1,0 +1,225 @@
+"""TOPO002: values NCCL silently misreads or skips when it loads a topology file.
+
+NCCL converts attributes with strtol and prefix-matching dictionaries and never complains:
+an unknown ``link_speed`` becomes Gen3, ``link_width="0"`` becomes x16, a net speed that is
+missing or not positive becomes 10 Gb/s, an empty attribute counts as present (so NCCL does
+not fill it from the system) and reads as 0 or "", and in a dump a ``gpu`` without ``rank``
+makes NCCL skip the whole ``pci`` element. One finding per offending element, listing what
+is misread.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from topolint.checks._topology import gpu_label, where
+from topolint.engine.finding import Hit
+from topolint.model.facts import Location, TopologyFile
+from topolint.model.node import cpu_entity, gpu_entity, nic_entity, pci_entity
+from topolint.model.pcie import GT_PER_GENERATION, speed_value
+
+NEEDS = ("topology",)
+
+# Attributes NCCL reads as numbers (strtol/strtof): an empty one reads as 0.
+_NUMERIC = {
+    "version", "numaid", "familyid", "modelid", "link_width", "dev", "sm", "rank", "gdr", "count",
+    "bw", "speed", "port", "latency", "guid", "maxconn", "coll", "net", "gin", "rma", "rail",
+    "plane", "mlopart", "keep",
+}
+_GT_TO_GENERATION = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+_OLD_SPELLING = {1: "2.5 GT/s", 2: "5 GT/s", 3: "8 GT/s", 4: "16 GT/s", 5: "32 GT/s"}
+_STRTOL = re.compile(r"[ \t\n\r\f\v]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+NET_DEFAULT_MBPS = 10000
+
+
+class Parameters(BaseModel):
+    pass
+
+
+def strtol(text: str) -> tuple[int, bool]:
+    """C's ``strtol(text, NULL, 0)`` and whether it consumed the whole (stripped) string."""
+    match = _STRTOL.match(text)
+    if not match:
+        return 0, False
+    sign, digits = match.groups()
+    base = 16 if digits[:2].lower() == "0x" else 8 if digits.startswith("0") and len(digits) > 1 else 10
+    value = int(digits, base)
+    return (-value if sign == "-" else value), text[match.end():].strip() == ""
+
+
+class _Element:
+    """One element's findings in the making: what NCCL misreads and how to repair it."""
+
+    def __init__(self, label: str, entity: str, loc: Location):
+        self.label, self.entity, self.loc = label, entity, loc
+        self.misread: list[str] = []
+        self.repair: list[str] = []
+        self.evidence: list[str] = []
+
+    def add(self, misread: str, repair: str, evidence: str) -> None:
+        self.misread.append(misread)
+        if repair not in self.repair:
+            self.repair.append(repair)
+        self.evidence.append(f"{where(self.loc)}: {evidence}")
+
+
+def _key(tag: str, loc: Location) -> tuple:
+    return (tag, loc.line, loc.column)
+
+
+def _identify(node: str, topology: TopologyFile) -> dict[tuple, tuple]:
+    """(tag, line, column) -> (label, entity, fact) for every element a fact came from."""
+    system = f"{node}/system"
+    known: dict[tuple, tuple] = {_key("system", topology.system_loc): ("<system>", system, None)}
+    for cpu in topology.cpus:
+        label = f"cpu numaid={cpu.numa_id if cpu.numa_id is not None else '?'}"
+        known[_key("cpu", cpu.loc)] = (label, cpu_entity(node, cpu.numa_id, cpu.index), cpu)
+    for pci in topology.pci:
+        entity = pci_entity(node, pci.bus_id) if pci.bus_id else system
+        known[_key("pci", pci.loc)] = (f"pci {pci.bus_id or '(no busid)'}", entity, pci)
+    for gpu in topology.gpus:
+        entity = gpu_entity(node, gpu.bus_id) if gpu.bus_id else system
+        known[_key("gpu", gpu.loc)] = (f"{gpu_label(gpu)} ({gpu.bus_id})", entity, gpu)
+        for link in gpu.nvlinks:
+            label = f"nvlink of {gpu_label(gpu)} to {link.target or '(no target)'}"
+            known[_key("nvlink", link.loc)] = (label, entity, link)
+        for link in gpu.c2c:
+            known[_key("c2c", link.loc)] = (f"c2c of {gpu_label(gpu)}", entity, link)
+    for nic in topology.nics:
+        if nic.bus_id:
+            nic_label, nic_ent = f"nic of pci {nic.bus_id}", pci_entity(node, nic.bus_id)
+        else:
+            cpu = topology.cpus[nic.cpu_index]
+            nic_label = f"nic under cpu numaid={cpu.numa_id if cpu.numa_id is not None else '?'}"
+            nic_ent = cpu_entity(node, cpu.numa_id, cpu.index)
+        known.setdefault(_key("nic", nic.loc), (nic_label, nic_ent, nic))
+        for net in nic.nets:
+            name = net.name or nic.bus_id or "net"
+            known[_key("net", net.loc)] = (f"net {name}", nic_entity(node, name, net.port), net)
+    return known
+
+
+def _suggest_speed(raw: str, version) -> tuple[int | None, str | None]:
+    """The generation a link_speed string means, and how NCCL spells it."""
+    match = re.match(r"\s*(\d+(?:\.\d+)?)\s*GT/s", raw)
+    if not match:
+        return None, None
+    generation = _GT_TO_GENERATION.get(float(match.group(1)))
+    if generation is None:
+        return None, None
+    if version.knows_pcie_suffix:
+        return generation, f"{GT_PER_GENERATION[generation]} GT/s PCIe"
+    return generation, _OLD_SPELLING.get(generation)
+
+
+def _pci(element: _Element, pci, version) -> set[str]:
+    handled = set()
+    raw = pci.link_speed
+    sysfs = f"/sys/bus/pci/devices/{pci.bus_id}"
+    if raw is not None:
+        handled.add("link_speed")
+        if raw.strip() == "":
+            element.add(
+                'link_speed="" is read as Gen3 (8.0 GT/s), and NCCL does not fill in an attribute '
+                "that is present",
+                f'set link_speed to what {sysfs}/max_link_speed shows (e.g. "16.0 GT/s PCIe") or delete '
+                "the attribute so NCCL reads it from sysfs",
+                'link_speed="" (empty)',
+            )
+        elif speed_value(raw, version) is None:
+            generation, spelling = _suggest_speed(raw, version)
+            if generation != 3:  # an unknown spelling of Gen3 is read right by accident
+                meant = f", though the file means Gen{generation}" if generation else ""
+                element.add(
+                    f'link_speed="{raw}" is not in NCCL {version}\'s speed table and is read as Gen3 '
+                    f"(8.0 GT/s){meant}",
+                    f'write link_speed="{spelling}"' if spelling
+                    else f'set link_speed to what {sysfs}/max_link_speed shows (e.g. "32.0 GT/s PCIe")',
+                    f'link_speed="{raw}" matches no entry of NCCL\'s kvDictPciGen (prefix match)',
+                )
+    width = pci.link_width
+    if width is not None:
+        handled.add("link_width")
+        if strtol(width)[0] == 0:
+            element.add(
+                f'link_width="{width}" is read as x16',
+                f"set link_width to the real lane count ({sysfs}/max_link_width) if it is not 16",
+                f'link_width="{width}" reads as 0, which NCCL replaces with 16',
+            )
+    return handled
+
+
+def _net(element: _Element, net, topology: TopologyFile) -> set[str]:
+    raw = net.attrs.get("speed")
+    name = net.name or ""
+    tool = f"`ethtool {name}`" if re.match(r"(eth|en|ib\d)", name) else f"`ibstat {name}`".replace(" `", "`")
+    repair = f'set speed to the port rate in Mb/s, e.g. speed="400000" for 400 Gb/s ({tool} shows the rate)'
+    if raw is None:
+        # A static file is completed from the net plugin (xmlInitAttrInt fills a missing speed).
+        if topology.kind == "dump":
+            element.add("no speed attribute, read as 10 Gb/s", repair, "no speed attribute")
+        return set()
+    value, clean = strtol(raw)
+    if value <= 0:
+        element.add(f'speed="{raw}" is read as 10 Gb/s ({NET_DEFAULT_MBPS} Mb/s)', repair,
+                    f'speed="{raw}" reads as {value}, which NCCL replaces with {NET_DEFAULT_MBPS}')
+    elif not clean:
+        element.add(f'speed="{raw}" is read as {value} Mb/s ({value / 1000:g} Gb/s)', repair,
+                    f'speed="{raw}" is not a plain number; strtol stops after {value}')
+    return {"speed"}
+
+
+def _gpu(element: _Element, gpu, topology: TopologyFile) -> None:
+    if topology.kind == "dump" and "rank" not in gpu.attrs:
+        element.add(
+            "no rank attribute, so NCCL skips its pci element and everything below it",
+            f"add rank to the gpu element of {gpu.bus_id}, or dump the topology again with "
+            "NCCL_TOPO_DUMP_FILE from a job that uses this GPU",
+            "gpu without rank in a dump-shaped file (ncclTopoAddPci returns before adding it)",
+        )
+
+
+def _empty(element: _Element, tag: str, names: list[str]) -> None:
+    for name in names:
+        if tag == "net" and name == "speed":
+            continue
+        if name in _NUMERIC:
+            misread = f'{name}="" is read as 0'
+        elif name == "affinity":
+            misread = 'affinity="" is read as an empty CPU set'
+        else:
+            misread = f'{name}="" is kept empty (NCCL does not fill in an attribute that is present)'
+        element.add(misread, "give the empty attributes real values or delete them so NCCL fills them "
+                    "in from the system", f'{name}="" (empty)')
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    node, version = context.node.name, context.version
+    for topology in context.node.topologies:
+        known = _identify(node, topology)
+        for stat in topology.elements:
+            label, entity, fact = known.get(_key(stat.tag, stat.loc), (f"<{stat.tag}>", f"{node}/system", None))
+            element = _Element(label, entity, stat.loc)
+            handled: set[str] = set()
+            if stat.tag == "pci" and fact is not None:
+                handled = _pci(element, fact, version)
+            elif stat.tag == "net" and fact is not None:
+                handled = _net(element, fact, topology)
+            elif stat.tag == "gpu" and fact is not None:
+                _gpu(element, fact, topology)
+            _empty(element, stat.tag, [a for a in stat.empty_attrs if a not in handled])
+            if element.misread:
+                yield Hit(
+                    entity=element.entity,
+                    location=element.loc,
+                    fields={
+                        "element": element.label,
+                        "misread": "; ".join(element.misread),
+                        "repair": "; ".join(element.repair),
+                        "nccl_version": str(version),
+                    },
+                    evidence=element.evidence + [f"assumed NCCL {version} (--nccl-version)"],
+                )

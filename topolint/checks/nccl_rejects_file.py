@@ -1,0 +1,105 @@
+"""TOPO001: NCCL's own XML parser would refuse the topology file and communicator init fails.
+
+NCCL reads NCCL_TOPO_FILE with a small hand-written parser (src/graph/xml.cc), not a real XML
+parser: a ``<?xml ...?>`` declaration ends in ``expected >, got '?'``, a ``<!DOCTYPE`` swallows
+the rest of the file, a tab where it expects ``<`` ends in ``expecting '<', got '\\t'`` (only
+space, CR and LF are skipped), and ``<system version>`` must be 1 (``XML Topology has wrong
+version``). One finding per kind of problem per file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from topolint.checks._topology import where
+from topolint.engine.finding import Hit
+from topolint.model.facts import Location
+
+NEEDS = ("topology",)
+
+NCCL_TOPO_XML_VERSION = 1
+_STRTOL = re.compile(r"[ \t\n\r\f\v]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+
+
+class Parameters(BaseModel):
+    pass
+
+
+def strtol(text: str) -> int:
+    """The integer C's ``strtol(text, NULL, 0)`` returns (0 when nothing parses)."""
+    match = _STRTOL.match(text)
+    if not match:
+        return 0
+    sign, digits = match.groups()
+    if digits[:2].lower() == "0x":
+        value = int(digits, 16)
+    elif digits.startswith("0"):
+        value = int(digits, 8)
+    else:
+        value = int(digits)
+    return -value if sign == "-" else value
+
+
+def _lines(locations: list[Location]) -> str:
+    lines = [str(loc.line) for loc in locations]
+    return ", ".join(lines[:10]) + (f" and {len(lines) - 10} more" if len(lines) > 10 else "")
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    entity = f"{context.node.name}/system"
+    for topology in context.node.topologies:
+        path = topology.path
+        if topology.xml_declaration is not None:
+            yield Hit(
+                entity=entity,
+                location=topology.xml_declaration,
+                variant="declaration",
+                fields={"file": path, "line": topology.xml_declaration.line},
+                evidence=[f"{where(topology.xml_declaration)}: <?xml ...?> declaration"],
+            )
+        if topology.doctype is not None:
+            yield Hit(
+                entity=entity,
+                location=topology.doctype,
+                variant="doctype",
+                fields={"file": path, "line": topology.doctype.line},
+                evidence=[f"{where(topology.doctype)}: <!DOCTYPE ...>"],
+            )
+        yield from _version(entity, topology)
+        if topology.tabs_between_elements:
+            tabs = topology.tabs_between_elements
+            yield Hit(
+                entity=entity,
+                location=tabs[0],
+                variant="tabs",
+                fields={"file": path, "lines": _lines(tabs), "count": len(tabs),
+                        "line_word": "line" if len(tabs) == 1 else "lines"},
+                evidence=[f"{path}: tab characters outside comments on lines {_lines(tabs)}"],
+            )
+
+
+def _version(entity: str, topology) -> Iterator[Hit]:
+    raw = topology.version
+    if raw is None:
+        yield Hit(
+            entity=entity,
+            location=topology.system_loc,
+            variant="version_missing",
+            fields={"file": topology.path},
+            evidence=[f"{where(topology.system_loc)}: <system> has no version attribute"],
+        )
+        return
+    value = strtol(raw)
+    if value == NCCL_TOPO_XML_VERSION:
+        return
+    yield Hit(
+        entity=entity,
+        location=topology.system_loc,
+        variant="version_rccl" if value == 2 else "version",
+        fields={"file": topology.path, "version": raw, "read_as": value},
+        evidence=[f'{where(topology.system_loc)}: <system version="{raw}">, NCCL reads {value}, '
+                  f"needs {NCCL_TOPO_XML_VERSION} (NCCL_TOPO_XML_VERSION)"],
+    )
