@@ -15,7 +15,7 @@ from pathlib import Path
 
 from topolint.inputs.sniff import sniff
 from topolint.inputs.source import InputError, SourceFile, decode_input, read_source
-from topolint.model.facts import GraphFile, TopologyFile
+from topolint.model.facts import GraphFile
 from topolint.model.node import NodeModel
 from topolint.parsers.registry import parse
 
@@ -78,10 +78,8 @@ class _Collector:
                 self.result.notes.append(f"{path}: skipped, {exc.message}")
             return
         node.sources[source.path] = source
-        if isinstance(facts, TopologyFile):
-            node.topologies.append(facts)
-        elif isinstance(facts, GraphFile):
-            node.graphs.append(facts)
+        node.add(facts)
+        if isinstance(facts, GraphFile):
             from topolint.parsers.nccl_graph_xml import summarise
 
             self.result.notes.append(f"{path}: NCCL graph XML ({summarise(facts)})")

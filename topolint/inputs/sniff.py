@@ -13,14 +13,28 @@ _XML_PROLOGUE = re.compile(r"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*|<!DOCTYPE(?
 _ROOT = re.compile(r"<(system|graphs)[\s>/]")
 
 
+def _nccl_xml(text: str) -> str | None:
+    prologue = _XML_PROLOGUE.match(text)
+    root = _ROOT.match(text[prologue.end():] if prologue else text)
+    if root:
+        return NCCL_TOPO_XML if root.group(1) == "system" else NCCL_GRAPH_XML
+    return None
+
+
+# Each detector looks at the head of a file and names its format or returns None. One line per
+# family of formats; the first that answers wins, so put stricter detectors first.
+DETECTORS = [
+    _nccl_xml,
+]
+
+
 def sniff(text: str) -> str | None:
     """The format of ``text``, or None when it matches no known format."""
     head = text[:65536]
-    prologue = _XML_PROLOGUE.match(head)
-    rest = head[prologue.end():] if prologue else head
-    root = _ROOT.match(rest)
-    if root:
-        return NCCL_TOPO_XML if root.group(1) == "system" else NCCL_GRAPH_XML
+    for detector in DETECTORS:
+        fmt = detector(head)
+        if fmt:
+            return fmt
     return None
 
 

@@ -15,6 +15,15 @@ class NodeModel:
     graphs: list[GraphFile] = field(default_factory=list)
     sources: dict[str, SourceFile] = field(default_factory=dict)
 
+    def add(self, facts) -> None:
+        """File parsed facts under their kind (one list per kind of input)."""
+        if isinstance(facts, TopologyFile):
+            self.topologies.append(facts)
+        elif isinstance(facts, GraphFile):
+            self.graphs.append(facts)
+        else:
+            raise TypeError(f"no place for {type(facts).__name__} in a node")
+
     def available(self) -> set[str]:
         """Which kinds of facts this node has; rules whose inputs are missing do not run."""
         kinds = set()
