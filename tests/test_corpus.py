@@ -14,7 +14,7 @@ import pytest
 from conftest import CORPUS, ROOT, run_cli
 
 TABLE = ROOT / "tests" / "corpus_expectations.tsv"
-FOLDERS = ("nccl-topo",)
+FOLDERS = ("nccl-topo", "nvidia-smi-topo")
 
 
 def _rows() -> dict[str, tuple[set[str], set[str]]]:

@@ -61,16 +61,21 @@ def test_every_check_module_exists():
         module.Parameters(**rule.parameters)  # the definition's parameters fit the check
 
 
+# What one example file of each format can provide (a topo -m matrix is "text").
+EXAMPLE_KINDS = {"xml": {"topology", "topology-dump", "topology or matrix", "complete topology or matrix"},
+                 "text": {"matrix", "topology or matrix", "complete topology or matrix"}}
+
+
 def _example_rules() -> list:
-    """Rules whose examples are one XML file that the rule can be run on by itself."""
+    """Rules whose examples are one file (XML, or a text matrix) that the rule can be run on by itself."""
     from topolint.checks import load_check
 
     chosen = []
     for rule in RULES:
-        if rule.check == "inputs" or rule.docs.example_format != "xml":
+        if rule.check == "inputs" or rule.docs.example_format not in EXAMPLE_KINDS:
             continue
         needs = set(load_check(rule.check).NEEDS)
-        if needs <= {"topology", "topology-dump"}:
+        if needs <= EXAMPLE_KINDS[rule.docs.example_format]:
             chosen.append(rule)
     return chosen
 
@@ -81,12 +86,13 @@ def _codes(stdout: str) -> list[str]:
 
 @pytest.mark.parametrize("rule", _example_rules(), ids=lambda r: r.code)
 def test_documented_examples(rule, tmp_path):
+    suffix = "xml" if rule.docs.example_format == "xml" else "txt"
     for kind in ("bad", "good"):
-        (tmp_path / f"{kind}.xml").write_text(getattr(rule.docs, kind).strip() + "\n", encoding="utf-8")
-    bad = run_cli("check", "bad.xml", "--select", rule.code, "--preview", "--format", "concise", cwd=tmp_path)
+        (tmp_path / f"{kind}.{suffix}").write_text(getattr(rule.docs, kind).strip("\n") + "\n", encoding="utf-8")
+    bad = run_cli("check", f"bad.{suffix}", "--select", rule.code, "--preview", "--format", "concise", cwd=tmp_path)
     assert rule.code in _codes(bad.stdout), f"{rule.code} docs.bad does not trigger the rule:\n{bad.stdout}"
     assert "Traceback" not in bad.stderr
-    good = run_cli("check", "good.xml", "--select", rule.code, "--preview", "--format", "concise", cwd=tmp_path)
+    good = run_cli("check", f"good.{suffix}", "--select", rule.code, "--preview", "--format", "concise", cwd=tmp_path)
     assert rule.code not in _codes(good.stdout), f"{rule.code} docs.good triggers the rule:\n{good.stdout}"
     assert good.exit_code == 0, good.stdout + good.stderr
 
@@ -122,3 +128,39 @@ def test_readme_shows_real_output():
     summary = readme.split("\n...\n", 1)[1].split("```", 1)[0].strip()
     assert result.stdout.rstrip().endswith(summary)
     assert result.exit_code == 1
+
+
+# Config rules document their examples in the config language (example_format); each runs as a
+# file of that kind, with the 4-GPU fixture topology for rules that need --topology.
+CONFIG_EXAMPLE_FILES = {"sh": "example.sh", "yaml": "example.yaml", "env": "example.env",
+                        "dockerfile": "example.Dockerfile", "python": "example.py"}
+EXAMPLE_TOPOLOGY = ROOT / "fixtures" / "topologies" / "4gpu-2numa-nvlink.xml"
+
+
+def _config_example_rules() -> list:
+    from topolint.checks import load_check
+
+    chosen = []
+    for rule in RULES:
+        if rule.check == "inputs" or rule.docs.example_format not in CONFIG_EXAMPLE_FILES:
+            continue
+        module = load_check(rule.check)
+        if "config" in module.NEEDS and not getattr(module, "UNAVAILABLE", None):
+            chosen.append(rule)
+    return chosen
+
+
+@pytest.mark.parametrize("rule", _config_example_rules(), ids=lambda r: r.code)
+def test_documented_config_examples(rule, tmp_path):
+    from topolint.checks import load_check
+
+    extra = ["--topology", str(EXAMPLE_TOPOLOGY)] if "topology" in load_check(rule.check).NEEDS else []
+    name = CONFIG_EXAMPLE_FILES[rule.docs.example_format]
+    for kind in ("bad", "good"):
+        (tmp_path / kind).mkdir()
+        (tmp_path / kind / name).write_text(getattr(rule.docs, kind).strip() + "\n", encoding="utf-8")
+    bad = run_cli("check", f"bad/{name}", "--select", rule.code, "--preview", "--format", "concise", *extra, cwd=tmp_path)
+    assert rule.code in _codes(bad.stdout), f"{rule.code} docs.bad does not trigger the rule:\n{bad.stdout}{bad.stderr}"
+    good = run_cli("check", f"good/{name}", "--select", rule.code, "--preview", "--format", "concise", *extra, cwd=tmp_path)
+    assert rule.code not in _codes(good.stdout), f"{rule.code} docs.good triggers the rule:\n{good.stdout}"
+    assert good.exit_code == 0, good.stdout + good.stderr

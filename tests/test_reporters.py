@@ -132,7 +132,7 @@ def test_constructed_report_is_valid(tmp_path, monkeypatch, sarif_validator):
         finding(related=[related()]),
         finding(code="ZZZ999", severity="info", path="dir with space/a:b.xml", column=0),  # rule not in rules[]
         finding(code="TL001", path="-", entity="stdin/file/-", message="cannot read -: truncated"),
-        finding(severity="warning", line=9, suppressed=True, suppression="inSource"),
+        finding(severity="warning", line=9, suppressed=True, suppression="inSource", justification="vendor file"),
         finding(severity="warning", line=10, suppressed=True, suppression="external"),
     ]
     constructed = report(findings, tmp_path)
@@ -147,8 +147,11 @@ def test_constructed_report_is_valid(tmp_path, monkeypatch, sarif_validator):
     assert "startColumn" not in location["region"]
     assert results[2]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "-"
     assert document["runs"][0]["invocations"][0]["executionSuccessful"] is False  # TL001 present
-    assert results[3]["suppressions"] == [{"kind": "inSource"}] and "baselineState" not in results[3]
-    assert results[4]["suppressions"] == [{"kind": "external"}] and results[4]["baselineState"] == "unchanged"
+    assert results[3]["suppressions"] == [{"kind": "inSource", "justification": "vendor file"}]
+    assert "baselineState" not in results[3]
+    assert results[4]["suppressions"] == [{"kind": "external", "status": "accepted",
+                                           "justification": "accepted in the topolint baseline"}]
+    assert results[4]["baselineState"] == "unchanged"
     assert "suppressions" not in results[0]
 
 

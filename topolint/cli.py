@@ -42,15 +42,32 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", action="append", choices=["full", "concise", "json", "sarif", "github"],
                        help="output format (repeatable; pair with --output)")
     check.add_argument("-o", "--output", action="append", help="output file for the matching --format (- = stdout)")
-    check.add_argument("--fail-level", choices=["error", "warning", "info"], default="warning",
+    check.add_argument("--fail-level", choices=["error", "warning", "info"], default=None,
                        help="lowest severity that makes the exit code 1 (default: warning)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
     check.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
+    check.add_argument("--topology", metavar="PATH", default=None,
+                       help="a dump, matrix, node folder or cluster folder to check config files against")
     check.add_argument("--project-root", type=Path, default=None,
                        help="root that SARIF paths are relative to (default: current directory)")
     check.add_argument("--rule-dir", action="append", type=Path, default=[],
                        help="folder of site rule definitions (*.toml) to load besides the built-in ones")
     check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
+    settings = check.add_argument_group("configuration, suppressions and baseline")
+    settings.add_argument("--config", type=Path, default=None,
+                          help="configuration file (.topolint.toml or a pyproject.toml with [tool.topolint]); "
+                               "default: the nearest one from the working directory upwards")
+    settings.add_argument("--isolated", action="store_true", help="read no configuration file")
+    settings.add_argument("--extend-exclude", action="append", default=[],
+                          help="glob of files or folders to skip, on top of the configured excludes")
+    settings.add_argument("--force-exclude", action="store_true",
+                          help="apply excludes to files named on the command line too (for pre-commit)")
+    settings.add_argument("--require-suppression-reason", action="store_true",
+                          help="honour only suppression comments that give a reason")
+    settings.add_argument("--baseline", type=Path, default=None,
+                          help="JSON baseline: findings it holds are reported as baselined, not as new")
+    settings.add_argument("--update-baseline", action="store_true",
+                          help="write the current findings to --baseline (entries that no longer match drop out)")
 
     rules = commands.add_parser("rules", help="list the rules")
     rules.add_argument("--format", choices=["text", "json", "markdown"], default="text")
@@ -84,39 +101,137 @@ def _outputs(args) -> list[tuple[str, str]]:
     return list(zip(formats, outputs or ["-"] * len(formats)))
 
 
-def command_check(args) -> int:
+def _configured(args, loaded, rules: list):
+    """Merge the configuration under the command line: the selection, per-file ignores and rules
+    with severities and parameters applied. UsageError names the config file and key."""
+    from topolint.config import ConfigError, check_rule_settings, key_name
     from topolint.engine import selection
+
+    config = loaded.config
+    for key in ("select", "extend_select", "ignore"):
+        for token in getattr(config, key) or []:
+            try:
+                selection.resolve(token, rules)
+            except selection.SelectionError as exc:
+                raise UsageError(f"{key_name(loaded, key.replace('_', '-'))}: {exc}") from None
+    per_file: dict[str, set[str]] = {}
+    for pattern, tokens in config.per_file_ignores.items():
+        per_file[pattern] = set()
+        for token in tokens:
+            try:
+                per_file[pattern] |= selection.resolve(token, rules)[0]
+            except selection.SelectionError as exc:
+                raise UsageError(f"{key_name(loaded, 'per-file-ignores.' + pattern)}: {exc}") from None
+    try:
+        rules = check_rule_settings(loaded, rules)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    chosen = selection.Selection(
+        select=_split(args.select) if args.select else config.select,
+        extend_select=config.extend_select + _split(args.extend_select),
+        ignore=config.ignore + _split(args.ignore),
+        preview=args.preview or config.preview,
+    ).enabled(rules)
+    return rules, chosen, per_file
+
+
+def _paths(args, excluder) -> list[str]:
+    """The named paths, less those the excludes cover when --force-exclude is on."""
+    if not excluder.force:
+        return list(args.paths)
+    kept = []
+    for raw in args.paths:
+        named = Path(args.stdin_filename) if raw == "-" and args.stdin_filename else Path(raw)
+        if raw == "-" and not args.stdin_filename:
+            kept.append(raw)
+        elif not excluder.named(named):
+            kept.append(raw)
+    return kept
+
+
+def command_check(args) -> int:
+    from topolint.config import ConfigError, discover, excluder, key_name, per_file_ignored
+    from topolint.engine import selection, suppression
+    from topolint.engine.baseline import Baseline, BaselineError
+    from topolint.engine.finding import Finding
     from topolint.engine.rule import RuleError
     from topolint.engine.runner import RunOptions, run
     from topolint.inputs.collect import collect
     from topolint.model.nccl_version import NEWEST, NcclVersion, VersionError
     from topolint.reporters import Report, render
 
-    rules = _load_rules(args.rule_dir)
     try:
-        version = NcclVersion.parse(args.nccl_version or NEWEST)
-        chosen = selection.Selection(
-            select=_split(args.select) if args.select else None,
-            extend_select=_split(args.extend_select),
-            ignore=_split(args.ignore),
-            preview=args.preview,
-        ).enabled(rules)
+        loaded = discover(args.config, args.isolated)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    config = loaded.config
+    rule_dirs = list(args.rule_dir)
+    for folder in config.rule_dirs:
+        if not loaded.resolve(folder).is_dir():
+            raise UsageError(f"{key_name(loaded, 'rule-dirs')}: {folder}: not a directory")
+        rule_dirs.append(loaded.resolve(folder))
+    if config.topology and getattr(args, "topology", None) is None:
+        args.topology = str(loaded.resolve(config.topology))  # --topology wins over the config
+    if args.update_baseline and args.baseline is None:
+        raise UsageError("--update-baseline needs --baseline FILE")
+    rules = _load_rules(rule_dirs)
+    try:
+        version = NcclVersion.parse(args.nccl_version or config.nccl_version or NEWEST)
+        rules, chosen, per_file = _configured(args, loaded, rules)
     except (VersionError, selection.SelectionError) as exc:
         raise UsageError(str(exc)) from None
+    fail_level = args.fail_level or config.fail_level or "warning"
+    require_reason = args.require_suppression_reason or config.require_suppression_reason
     outputs = _outputs(args)
     if args.paths.count("-") > 1:
         raise UsageError("stdin (-) can be named only once")
     if "-" in args.paths and not args.stdin_filename and any(f in ("sarif", "github") for f, _ in outputs):
         raise UsageError("reading stdin for sarif or github output needs --stdin-filename (the file's path in the repository)")
+    excludes = excluder(loaded, args.extend_exclude, force=args.force_exclude)
+    baseline = None
+    if args.baseline is not None:
+        try:
+            baseline = Baseline.load(args.baseline, missing_ok=args.update_baseline)
+        except BaselineError as exc:
+            raise UsageError(str(exc)) from None
 
-    collection = collect(args.paths, node_name=args.node, stdin_filename=args.stdin_filename)
+    collection = collect(_paths(args, excludes), node_name=args.node, stdin_filename=args.stdin_filename,
+                         exclude=excludes, topology=args.topology)
     try:
-        result = run(rules, collection, RunOptions(nccl_version=version))
+        result = run(rules, collection, RunOptions(nccl_version=version,
+                                                   extra_variables=tuple(config.extra_variables)))
     except RuleError as exc:
         raise UsageError(f"bad rule definition: {exc}") from None
     unreadable = any(f.code == "TL001" for f in result.findings)
-    findings = selection.apply(result.findings, chosen)
     sources = {path: src for node in collection.nodes for path, src in node.sources.items()}
+    node_of = {path: node.name for node in collection.nodes for path in node.sources}
+    # Suppressions see every finding (selected or not), so TL004 knows what each directive matched.
+    everything = result.findings + suppression.apply(result.findings, sources, rules, node_of, result.ran,
+                                                     require_reason)
+    everything.sort(key=Finding.sort_key)
+    for f in everything:
+        if f.code in config.severity:
+            f.severity = config.severity[f.code]
+    if per_file:
+        everything = [f for f in everything if not per_file_ignored(loaded, f.path, f.code, per_file)]
+    findings = selection.apply(everything, chosen)
+    if baseline is not None:
+        inputs = list(sources) + [p.path for p in collection.problems]
+        if args.update_baseline:
+            summary = baseline.update(findings, chosen, inputs)
+            try:
+                baseline.write()
+            except BaselineError as exc:
+                raise UsageError(str(exc)) from None
+            baseline.apply(findings)
+            print(f"topolint: baseline {args.baseline} updated: {summary}", file=sys.stderr)
+        else:
+            matched = baseline.apply(findings)
+            stale = baseline.stale(everything, chosen, inputs)
+            note = f"topolint: baseline {args.baseline}: {matched} findings baselined"
+            if stale:
+                note += f", {len(stale)} entries no longer match (--update-baseline drops them)"
+            print(note, file=sys.stderr)
     report = Report(
         findings=findings,
         rules=[r for r in rules if r.code in chosen],
@@ -132,6 +247,8 @@ def command_check(args) -> int:
                 print(f"topolint: error: {f.path}:{f.line}: {f.message}", file=sys.stderr)
     if args.verbose:
         rule_notes = [n for n in result.notes if n.split(" ", 1)[0] in chosen]
+        if loaded.path:
+            print(f"topolint: configuration from {loaded.path}", file=sys.stderr)
         for note in collection.notes + rule_notes:
             print(f"topolint: {note}", file=sys.stderr)
         print(f"topolint: assumed NCCL {version}", file=sys.stderr)
@@ -146,7 +263,7 @@ def command_check(args) -> int:
                 raise UsageError(f"cannot write {destination}: {exc.strerror or exc}") from None
     if unreadable:
         return EXIT_ERROR
-    failing = any(not f.suppressed and selection.at_or_above(f, args.fail_level) for f in findings)
+    failing = any(not f.suppressed and selection.at_or_above(f, fail_level) for f in findings)
     if failing and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from topolint.engine.finding import Hit, Related
 from topolint.model.node import cpu_entity
 
-NEEDS = ("topology",)
+NEEDS = ("complete topology or matrix",)
 MAX_RANGES = 8
 
 
@@ -68,6 +68,65 @@ def join(names: list[str]) -> str:
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
+    yield from _xml_hits(context)
+    yield from _matrix_hits(context)
+
+
+def _matrix_hits(context) -> Iterator[Hit]:
+    """GPUs on different NUMA nodes that report overlapping CPU affinity (not in cgroup views:
+    those are TL005). NUMA nodes come from the NUMA Affinity column, else from SYS/SOC between
+    GPUs that no PCIe relation joins."""
+    from topolint.checks._matrix import gpu_text, matrix_contexts
+    from topolint.model.matrix import cpu_set
+
+    for mc in matrix_contexts(context.node, complete_only=True):
+        view = mc.view
+        rows = [r for r in mc.matrix.rows if r.kind == "gpu" and r.cpu_affinity]
+        sets = {r.label: cpu_set(r.cpu_affinity) for r in rows}
+        reported: set = set()
+        for j, row in enumerate(rows):
+            numa = view.numa(row.label)
+            group = ("numa", numa) if numa is not None else ("socket", view.socket_groups[row.label])
+            if group in reported:
+                continue
+            earlier = [o for o in rows[:j] if sets[o.label] & sets[row.label]
+                       and view.different_numa(o.label, row.label)]
+            if not earlier:
+                continue
+            reported.add(group)
+            same = [r for r in rows[j:] if (("numa", view.numa(r.label)) if view.numa(r.label) is not None
+                                             else ("socket", view.socket_groups[r.label])) == group]
+            shared = set().union(*(sets[o.label] & sets[row.label] for o in earlier))
+            mask = sum(1 << c for c in shared)
+            count, ranges = cpu_list(mask)
+            where_text = f"NUMA {numa}" if numa is not None else f"the socket of {gpu_text(row.label)}"
+            other = earlier[0]
+            other_numa = view.numa(other.label)
+            fields = {
+                "gpus": join([gpu_text(r.label) for r in same]),
+                "numa": where_text,
+                "affinity": row.cpu_affinity,
+                "others": join([gpu_text(o.label) for o in earlier]),
+                "other_numa": f"NUMA {other_numa}" if other_numa is not None else "the other socket",
+                "other_affinity": other.cpu_affinity,
+                "count": count,
+                "cpus": ranges,
+                "file": mc.matrix.path,
+            }
+            why = (f"NUMA Affinity {row.numa_affinity} vs {other.numa_affinity}" if numa is not None
+                   and other_numa is not None else
+                   f"{view.rel(other.label, row.label)} between {other.label} and {row.label}, and no PCIe "
+                   f"relation (PIX/PXB/PHB/NODE) joins their sides of the matrix")
+            evidence = [f"{row.loc.path}:{row.loc.line}: {row.label} CPU Affinity {row.cpu_affinity}",
+                        f"{other.loc.path}:{other.loc.line}: {other.label} CPU Affinity {other.cpu_affinity}",
+                        f"different NUMA nodes: {why}"]
+            related = [Related(location=o.loc, entity=mc.gpu_entity(o.label),
+                               message=f"{gpu_text(o.label)} claims the same CPUs") for o in earlier[:4]]
+            yield Hit(entity=cpu_entity(context.node.name, numa, view.socket_groups[row.label]),
+                      location=row.loc, fields=fields, evidence=evidence, related=related, variant="matrix")
+
+
+def _xml_hits(context) -> Iterator[Hit]:
     for topology in context.node.topologies:
         masks = [(cpu, parse_cpumask(cpu.affinity)) for cpu in topology.cpus]
         masks = [(cpu, mask) for cpu, mask in masks if mask]

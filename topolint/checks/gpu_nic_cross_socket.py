@@ -6,11 +6,12 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel
 
+from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
 from topolint.checks._topology import gpu_fields, gpu_label, gpu_sort_key, net_related, numa_of, where
 from topolint.engine.finding import Hit
 from topolint.model.node import gpu_entity
 
-NEEDS = ("topology",)
+NEEDS = ("topology or matrix",)
 
 
 class Parameters(BaseModel):
@@ -18,6 +19,66 @@ class Parameters(BaseModel):
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
+    entities = set()
+    for hit in _xml_hits(context):
+        entities.add(hit.entity)
+        yield hit
+    if any(t.kind == "dump" for t in context.node.topologies):
+        return  # NCCL's own dump is the better witness; the matrix would only repeat it
+    for hit in _matrix_hits(context):
+        if hit.entity not in entities:
+            yield hit
+
+
+def _matrix_hits(context) -> Iterator[Hit]:
+    version = context.version
+    for mc in matrix_contexts(context.node):
+        view = mc.view
+        if not view.nics:
+            continue  # a node without NICs is not NUMA001
+        for row in mc.matrix.rows:
+            if row.kind != "gpu":
+                continue
+            path, nics = mc.nearest_nics(row.label, version)
+            if path != "SYS":
+                continue
+            nic = nics[0]
+            cell = view.rel(row.label, nic)
+            fields = {
+                "gpu": gpu_text(row.label),
+                "gpu_bus": mc.gpu_bus(row.label),
+                "gpu_numa": mc.numa_text(row.label),
+                "nic": mc.nic_text(nic),
+                "nic_numa": "?",
+                "path": path,
+                "cell": cell,
+            }
+            loc = view.rel_loc(row.label, nic)
+            evidence = [f"{cell_where(loc)}: {row.label} to {nic} is {cell}; every NIC of the matrix is "
+                        f"{cell} from {row.label}"]
+            hit = Hit(entity=mc.gpu_entity(row.label), location=loc, fields=fields, evidence=evidence,
+                      related=[mc.nic_related(nic, f"nearest NIC {fields['nic']}")], variant="matrix")
+            if view.grace:
+                hit.variant, hit.severity = "grace", "info"
+                hit.evidence.append(f"{row.label} has GPU NUMA ID {row.gpu_numa_id}: a Grace (C2C) system, "
+                                    f"where nvidia-smi shows SYS for NICs that NCCL reaches at P2C")
+                yield hit
+                continue
+            proxy, proxy_nic, known = mc.pxn_proxy(row.label, version)
+            if proxy is not None:
+                hit.variant, hit.severity = "matrix_pxn", "warning"
+                hit.fields["proxy"] = gpu_text(proxy)
+                hit.fields["proxy_nic"] = mc.nic_text(proxy_nic)
+                hit.evidence.append(f"PXN: {proxy} is an NVLink peer ({view.rel(row.label, proxy)}) that "
+                                    f"reaches {hit.fields['proxy_nic']} at {view.rel(proxy, proxy_nic)}")
+            elif not known:
+                continue  # a peer's row was cut: a PXN route cannot be ruled out
+            else:
+                hit.evidence.append(f"no NVLink peer of {row.label} reaches a NIC at PXB or closer (no PXN route)")
+            yield hit
+
+
+def _xml_hits(context) -> Iterator[Hit]:
     for topology in context.node.topologies:
         system = context.system(topology)
         fabric = [net for net in system.nets if system.is_fabric(net)]

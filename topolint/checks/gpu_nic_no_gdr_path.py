@@ -16,10 +16,11 @@ from topolint.checks._topology import (
     numa_of,
     where,
 )
+from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
 from topolint.engine.finding import Hit
 from topolint.model.node import gpu_entity
 
-NEEDS = ("topology",)
+NEEDS = ("topology or matrix",)
 
 
 class Parameters(BaseModel):
@@ -43,6 +44,72 @@ def vm_signs(topology, system, fabric: list) -> list[str]:
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
+    entities = set()
+    for hit in _xml_hits(context):
+        entities.add(hit.entity)
+        yield hit
+    if any(t.kind == "dump" for t in context.node.topologies):
+        return  # NCCL's own dump is the better witness
+    for hit in _matrix_hits(context):
+        if hit.entity not in entities:
+            yield hit
+
+
+def _matrix_hits(context) -> Iterator[Hit]:
+    version = context.version
+    configured = context.options.gdr_level
+    # Outside Grace (C2C) systems NCCL's default level is PXB at every version.
+    level = configured or "PXB"
+    source = "configured" if configured else f"the default for NCCL {version}"
+    if version.at_most("PHB", level):
+        return
+    for mc in matrix_contexts(context.node):
+        view = mc.view
+        if not view.nics or view.grace:
+            continue  # Grace: P2C paths show as SYS/NODE here; NUMA001 asks for a dump instead
+        gpu_rows = [r for r in mc.matrix.rows if r.kind == "gpu"]
+        cells = {view.rel(g, n) for g in view.gpus for n in view.nics} - {None}
+        vm = view.complete and len(view.gpus) >= 2 and cells == {"PHB"}
+        for row in gpu_rows:
+            path, nics = mc.nearest_nics(row.label, version)
+            if path not in ("PHB", "NODE"):
+                continue  # PIX/PXB have GDR; SYS is NUMA001
+            proxy, _, known = mc.pxn_proxy(row.label, version)
+            if proxy is not None or not known:
+                continue  # NCCL proxies through an NVLink peer that has GDR (or a cut row hides one)
+            nic = nics[0]
+            cell = view.rel(row.label, nic)
+            loc = view.rel_loc(row.label, nic)
+            fields = {
+                "gpu": gpu_text(row.label),
+                "gpu_bus": mc.gpu_bus(row.label),
+                "gpu_numa": mc.numa_text(row.label),
+                "nic": mc.nic_text(nic),
+                "nic_numa": mc.numa_text(row.label),
+                "path": path,
+                "cell": cell,
+                "gdr_level": level,
+                "gdr_level_source": source,
+                "nccl_version": str(version),
+            }
+            meaning = ("across PCIe host bridges of one NUMA node" if cell == "NODE"
+                       else "through the CPU's host bridge")
+            evidence = [
+                f"{cell_where(loc)}: {row.label} to {nic} is {cell} ({meaning}; NCCL counts it as PHB), "
+                f"and no NIC is closer",
+                f"no NVLink peer of {row.label} reaches a NIC at PXB or closer (no PXN route)",
+                f"NCCL_NET_GDR_LEVEL {level} ({source}): GPUDirect RDMA needs the path at {level} or closer",
+            ]
+            hit = Hit(entity=mc.gpu_entity(row.label), location=loc, fields=fields, evidence=evidence,
+                      related=[mc.nic_related(nic, f"nearest NIC {fields['nic']}")], variant="matrix")
+            if vm:
+                hit.variant = "matrix_vm"
+                hit.fields["vm_signs"] = "every GPU-NIC cell of the matrix is PHB"
+                hit.evidence.append("looks like a VM: every GPU-NIC cell of the matrix is PHB")
+            yield hit
+
+
+def _xml_hits(context) -> Iterator[Hit]:
     version = context.version
     configured = context.options.gdr_level
     level = configured or version.default_gdr_level

@@ -48,6 +48,7 @@ class Finding:
     evidence: list[str] = field(default_factory=list)
     suppressed: bool = False
     suppression: str | None = None  # "inSource" or "external" when suppressed
+    justification: str | None = None  # the reason a suppression comment or annotation gave
     fingerprint: str = ""
 
     def __post_init__(self) -> None:

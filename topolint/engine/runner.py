@@ -19,14 +19,18 @@ from topolint.model.node import NodeModel, file_entity
 class RunOptions:
     nccl_version: NcclVersion
     gdr_level: str | None = None  # a configured NCCL_NET_GDR_LEVEL, when one is known
+    extra_variables: tuple[str, ...] = ()  # NCCL_* names to accept as known (config extra-variables)
 
 
 class CheckContext:
     """What a check sees: one node, the NCCL version assumed, and NCCL's graph on demand."""
 
-    def __init__(self, node: NodeModel, options: RunOptions):
+    def __init__(self, node: NodeModel | None, options: RunOptions, configs: list | None = None,
+                 topology_nodes: list[NodeModel] | None = None):
         self.node = node
         self.options = options
+        self.configs = configs or []  # ConfigFile (model/config.py), for checks with NEEDS "config"
+        self.topology_nodes = topology_nodes or []  # --topology nodes, for NEEDS "topology" of config checks
         self._systems: dict[int, Any] = {}
 
     @property
@@ -46,6 +50,7 @@ class CheckContext:
 class RunResult:
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    ran: dict[str, set[str]] = field(default_factory=dict)  # node name -> codes of the rules that ran on it
 
 
 def _format(template: str, fields: dict[str, Any], rule: RuleDefinition) -> str:
@@ -107,15 +112,54 @@ def prepare(rules: list[RuleDefinition]) -> list[tuple]:
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions) -> RunResult:
     result = RunResult(findings=input_findings({r.code: r for r in rules}, collection))
     prepared = prepare(rules)
+    if collection.configs and options.gdr_level is None:
+        from topolint.checks._config import configured_gdr_level
+
+        options.gdr_level, note = configured_gdr_level(collection.configs)
+        if note:
+            result.notes.append(note)
+    node_rules = [p for p in prepared if "config" not in p[1].NEEDS]
     for node in collection.nodes:
         context = CheckContext(node, options)
         available = node.available()
-        for rule, module, params in prepared:
+        ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
+        for rule, module, params in node_rules:
             missing = [need for need in module.NEEDS if need not in available]
             if missing:
                 result.notes.append(f"{rule.code} not run on node {node.name}: no {', '.join(missing)} input")
                 continue
+            ran.add(rule.code)
             for hit in module.check(context, params):
                 result.findings.append(to_finding(rule, node.name, hit))
+    run_config_checks(prepared, collection, options, result)
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+def run_config_checks(prepared: list[tuple], collection: Collection, options: RunOptions, result: RunResult) -> None:
+    """Checks with NEEDS "config" run once over every config file, with the --topology nodes.
+
+    A need other than "config" and "topology" names facts no parser provides yet; the check's
+    ``UNAVAILABLE`` says why, for --verbose.
+    """
+    config_rules = [p for p in prepared if "config" in p[1].NEEDS]
+    if not config_rules:
+        return
+    paths = {c.path for c in collection.configs}
+    node_of = {path: node.name for node in collection.nodes for path in node.sources if path in paths}
+    available = {"config"} if collection.configs else set()
+    if collection.topology_nodes:
+        available.add("topology")
+    context = CheckContext(None, options, collection.configs, collection.topology_nodes)
+    for rule, module, params in config_rules:
+        missing = [need for need in module.NEEDS if need not in available]
+        if missing:
+            reasons = getattr(module, "UNAVAILABLE", {})
+            why = "; ".join(reasons.get(need, f"no {need} input" + (" (give --topology PATH)" if need == "topology" else ""))
+                            for need in missing)
+            result.notes.append(f"{rule.code} not run on config files: {why}")
+            continue
+        for name in set(node_of.values()):
+            result.ran.setdefault(name, set()).add(rule.code)
+        for hit in module.check(context, params):
+            result.findings.append(to_finding(rule, node_of.get(hit.location.path, "-"), hit))

@@ -13,6 +13,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from topolint.inputs import config_names
+from topolint.inputs.config_names import walk_dot_file
 from topolint.inputs.sniff import sniff
 from topolint.inputs.source import InputError, SourceFile, decode_input, read_source
 from topolint.model.facts import GraphFile
@@ -35,6 +37,8 @@ class Collection:
     nodes: list[NodeModel] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # shown with --verbose
+    configs: list = field(default_factory=list)  # ConfigFile: infra files (model/config.py), not nodes
+    topology_nodes: list[NodeModel] = field(default_factory=list)  # from --topology, for config rules
 
 
 def display_path(path: Path) -> str:
@@ -45,24 +49,26 @@ def display_path(path: Path) -> str:
         return path.resolve().as_posix()
 
 
-def _walk_files(folder: Path) -> list[Path]:
+def _walk_files(folder: Path, exclude=None) -> list[Path]:
     found = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(Path(root) / f for f in sorted(files) if not f.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (exclude and exclude(Path(root) / d)))
+        found.extend(Path(root) / f for f in sorted(files)
+                     if (not f.startswith(".") or walk_dot_file(f)) and not (exclude and exclude(Path(root) / f)))
     return found
 
 
 class _Collector:
-    def __init__(self) -> None:
+    def __init__(self, exclude=None) -> None:
         self.result = Collection()
+        self.exclude = exclude  # Path -> bool: files and folders a folder walk skips (config excludes)
 
     def load(self, source: SourceFile | None, path: str, node: NodeModel, explicit: bool,
              loader=None) -> None:
         try:
             if source is None:
                 source = loader()
-            fmt = sniff(source.text)
+            fmt = config_names.by_name(path) or config_names.shebang(source.text) or sniff(source.text)
             if fmt is None:
                 if explicit:
                     self.problem("TL002", path, 1, 0, "matches no known input format "
@@ -70,7 +76,11 @@ class _Collector:
                 else:
                     self.result.notes.append(f"{path}: skipped, not a recognised format")
                 return
+            source.format = fmt
             facts = parse(fmt, source)
+            if fmt in config_names.CONFIG_FORMATS:
+                self.config(facts, source, path, node)
+                return
         except InputError as exc:
             if explicit or _recognisable(exc):
                 self.problem("TL001", exc.path, exc.line, exc.column, exc.message, node.name)
@@ -84,6 +94,20 @@ class _Collector:
 
             self.result.notes.append(f"{path}: NCCL graph XML ({summarise(facts)})")
 
+    def config(self, config, source: SourceFile, path: str, node: NodeModel) -> None:
+        """Infra files go to Collection.configs; their sources stay with the node for reports."""
+        for skipped in config.skipped:
+            self.result.notes.append(f"{path}:{skipped.line}: skipped, {skipped.reason}")
+        if config.format == "helm-template":
+            return
+        if not config.has_content():
+            self.result.notes.append(f"{path}: skipped, {config.format} file with no NCCL settings or launch options")
+            return
+        node.sources[source.path] = source
+        self.result.configs.append(config)
+        self.result.notes.append(f"{path}: {config.format} config, {len(config.settings)} NCCL settings, "
+                                 f"{len(config.launch)} launch facts")
+
     def problem(self, code: str, path: str, line: int, column: int, message: str, node: str) -> None:
         self.result.problems.append(InputProblem(code, path, line, column, message, node))
 
@@ -92,11 +116,12 @@ class _Collector:
         self.load(None, path, node, explicit, loader=lambda: read_source(path, real))
 
     def folder(self, folder: Path) -> list[NodeModel]:
-        top_files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
-        subfolders = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+        visible = [p for p in folder.iterdir() if (not p.name.startswith(".") or walk_dot_file(p.name)) and not (self.exclude and self.exclude(p))]
+        top_files = sorted(p for p in visible if p.is_file())
+        subfolders = sorted(p for p in visible if p.is_dir())
         if any(_quick_sniff(p) for p in top_files) or not subfolders:
             node = NodeModel(name=folder.resolve().name)
-            for path in _walk_files(folder):
+            for path in _walk_files(folder, self.exclude):
                 self.load_file(path, node, explicit=False)
             return [node]
         for path in top_files:
@@ -104,7 +129,7 @@ class _Collector:
         nodes = []
         for sub in subfolders:
             node = NodeModel(name=sub.name)
-            for path in _walk_files(sub):
+            for path in _walk_files(sub, self.exclude):
                 self.load_file(path, node, explicit=False)
             nodes.append(node)
         return nodes
@@ -114,19 +139,32 @@ def _quick_sniff(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
             head = handle.read(65536)
-        return sniff(head.decode("utf-8", errors="replace")) is not None
+        text = head.decode("utf-8", errors="replace")
+        return bool(config_names.by_name(path.name) or config_names.shebang(text) or sniff(text))
     except OSError:
         return False
 
 
 def _recognisable(exc: InputError) -> bool:
     """A folder walk reports read errors only for files it recognised (malformed XML)."""
-    return exc.message.startswith("malformed XML")
+    return exc.message.startswith(("malformed XML", "malformed YAML", "Python syntax error"))
 
 
 def collect(paths: list[str], node_name: str | None = None, stdin_filename: str | None = None,
-            stdin=None) -> Collection:
-    collector = _Collector()
+            stdin=None, exclude=None, topology: str | None = None) -> Collection:
+    """``exclude`` (Path -> bool) applies to what folder walks find; the caller filters the paths
+    it names (``--force-exclude``). ``topology`` (``--topology``: a dump, a matrix, a node folder
+    or a cluster folder) is read as nodes that config rules check settings against."""
+    if topology is not None:
+        result = collect(paths, node_name, stdin_filename, stdin, exclude)
+        known = collect([topology], exclude=exclude)
+        result.topology_nodes = [n for n in known.nodes if n.available()]
+        result.nodes.extend(n for n in known.nodes if n.available())
+        result.problems.extend(known.problems)
+        result.notes.extend(known.notes)
+        result.configs.extend(known.configs)
+        return result
+    collector = _Collector(exclude)
     named_files: list[str] = []
     for raw in paths:
         if raw == "-" or Path(raw).is_file():

@@ -21,11 +21,27 @@ def _nccl_xml(text: str) -> str | None:
     return None
 
 
+NVIDIA_SMI_TOPO = "nvidia-smi-topo"
+_SMI_HEADER = re.compile(r"^[^\n<]*GPU0(?!\d)[^\n]*\n[ ]?GPU0[ \t]", re.M)
+
+
+def _nvidia_smi_topo(text: str) -> str | None:
+    """``nvidia-smi topo -m`` / ``-p2p``: a header naming GPU0, then GPU0's row (tabs or spaces)."""
+    return NVIDIA_SMI_TOPO if "GPU0" in text and _SMI_HEADER.search(text) else None
+
+
 # Each detector looks at the head of a file and names its format or returns None. One line per
 # family of formats; the first that answers wins, so put stricter detectors first.
 DETECTORS = [
     _nccl_xml,
+    _nvidia_smi_topo,
 ]
+
+# Config formats (infra files) by content, after the machine outputs; names and shebangs come
+# first in collect.py. Imported here so a detector list stays the one place to look.
+from topolint.inputs.config_names import CONFIG_DETECTORS  # noqa: E402
+
+DETECTORS.extend(CONFIG_DETECTORS)
 
 
 def sniff(text: str) -> str | None:

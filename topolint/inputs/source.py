@@ -21,12 +21,19 @@ class InputError(Exception):
 
 @dataclass
 class SourceFile:
-    """The text of one input. ``path`` is what reports show; ``real_path`` is on disk (or None)."""
+    """The text of one input. ``path`` is what reports show; ``real_path`` is on disk (or None).
+
+    ``format`` is the format the collector recognised (it picks the comment syntax for
+    suppression comments). ``suppressions`` holds suppression spans a parser found in ways
+    comments cannot express, e.g. Kubernetes annotations (engine.suppression.annotation_spans).
+    """
 
     path: str
     text: str
     real_path: Path | None = None
     lines: list[str] = field(default_factory=list, repr=False)
+    format: str | None = None
+    suppressions: list = field(default_factory=list, repr=False)
 
     def line_text(self, line: int) -> str:
         if not self.lines:

@@ -167,3 +167,53 @@ class GraphFile(Fact):
     version: Optional[str] = None
     graphs: list[NcclGraph] = []
     loc: Location
+
+
+# ---- nvidia-smi topo -m / -p2p matrices -------------------------------------------------------
+MatrixKind = Literal["topo", "p2p"]
+
+
+class MatrixRow(Fact):
+    """One row of an ``nvidia-smi topo`` matrix. ``cells[i]`` is the relation to ``columns[i]`` of
+    the matrix ("X", "SYS", "NODE", "NV12", "OK"...; SOC is kept as written); ``cell_columns[i]``
+    is its 1-based column on ``loc.line`` (see ``TopoMatrix.cell_loc``)."""
+
+    label: str  # GPU0, NIC3, mlx5_0
+    kind: Literal["gpu", "nic"]
+    index: int  # GPU index, or the NIC's position among the NIC columns
+    cells: list[str] = []
+    cell_columns: list[int] = []
+    cpu_affinity: Optional[str] = None  # cpulist as printed ("0-47,96-143"); None: blank or absent
+    numa_affinity: Optional[str] = None  # "0", "6-7", "0,3-9", "N/A"
+    gpu_numa_id: Optional[str] = None  # "N/A" on x86; a NUMA node on Grace systems
+    loc: Location
+
+
+class TopoMatrix(Fact):
+    """An ``nvidia-smi topo -m`` (kind topo) or ``nvidia-smi topo -p2p`` (kind p2p) matrix."""
+
+    path: str
+    kind: MatrixKind
+    columns: list[str] = []  # GPU and NIC column labels, in header order
+    column_kinds: list[str] = []  # "gpu" or "nic" per column
+    affinity_columns: list[str] = []  # "CPU Affinity", "NUMA Affinity", "GPU NUMA ID" as present
+    nic_names: dict[str, str] = {}  # NIC Legend: NIC0 -> mlx5_0
+    legend: Optional[str] = None  # "soc" (oldest), "sys" (with NODE), None: no legend
+    rows: list[MatrixRow] = []
+    missing_rows: list[str] = []  # labels with a column but no row (a cut paste)
+    cut_line: Optional[int] = None  # a last line that was cut inside a row (dropped)
+    repaired: list[Location] = []  # glued tokens split against the header
+    restricted: Optional[str] = None  # why this looks like a cgroup/Slurm view, if it does
+    header_loc: Location
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.missing_rows) or self.cut_line is not None
+
+    @property
+    def gpu_rows_missing(self) -> bool:
+        return any(label.startswith("GPU") for label in self.missing_rows)
+
+    def cell_loc(self, row: MatrixRow, column: int) -> Location:
+        col = row.cell_columns[column] if column < len(row.cell_columns) else 0
+        return Location.model_construct(path=row.loc.path, line=row.loc.line, column=col)

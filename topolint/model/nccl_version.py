@@ -16,6 +16,10 @@ _ORDER_HEAD = ["LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "S
 _ORDER_227 = ["LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "P2C", "PHB", "SYS", "NET", "DIS"]
 # nvidia-smi names mapped onto NCCL's (NODE is PHB to NCCL; SOC is the old SYS).
 ALIASES = {"NODE": "PHB", "SOC": "SYS", "NV": "NVL"}
+_RANK_HEAD = {name: i for i, name in enumerate(_ORDER_HEAD)}
+_RANK_227 = {name: i for i, name in enumerate(_ORDER_227)}
+for _alias, _name in ALIASES.items():
+    _RANK_HEAD[_alias], _RANK_227[_alias] = _RANK_HEAD[_name], _RANK_227[_name]
 
 
 class VersionError(ValueError):
@@ -46,7 +50,11 @@ class NcclVersion:
         return _ORDER_227 if (self.major, self.minor) == (2, 27) else _ORDER_HEAD
 
     def rank(self, path_type: str) -> int:
-        return self.path_order.index(ALIASES.get(path_type, path_type))
+        table = _RANK_227 if (self.major, self.minor) == (2, 27) else _RANK_HEAD
+        try:
+            return table[path_type]
+        except KeyError:
+            raise ValueError(f"{path_type!r} is not a path type") from None
 
     def at_most(self, path_type: str, level: str) -> bool:
         """True when ``path_type`` is ``level`` or closer."""

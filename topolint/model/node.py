@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from topolint.inputs.source import SourceFile
-from topolint.model.facts import GraphFile, TopologyFile
+from topolint.model.facts import GraphFile, TopologyFile, TopoMatrix
 
 
 @dataclass
@@ -13,6 +13,7 @@ class NodeModel:
     name: str
     topologies: list[TopologyFile] = field(default_factory=list)
     graphs: list[GraphFile] = field(default_factory=list)
+    matrices: list[TopoMatrix] = field(default_factory=list)  # nvidia-smi topo -m / -p2p
     sources: dict[str, SourceFile] = field(default_factory=dict)
 
     def add(self, facts) -> None:
@@ -21,6 +22,8 @@ class NodeModel:
             self.topologies.append(facts)
         elif isinstance(facts, GraphFile):
             self.graphs.append(facts)
+        elif isinstance(facts, TopoMatrix):
+            self.matrices.append(facts)
         else:
             raise TypeError(f"no place for {type(facts).__name__} in a node")
 
@@ -31,6 +34,13 @@ class NodeModel:
             kinds.add("topology")
         if any(t.kind == "dump" for t in self.topologies):
             kinds.add("topology-dump")
+        topo = [m for m in self.matrices if m.kind == "topo"]
+        if topo:
+            kinds.add("matrix")
+        if self.topologies or topo:
+            kinds.add("topology or matrix")  # a GPU/NIC layout: an NCCL XML or a topo -m matrix
+        if self.topologies or any(not m.gpu_rows_missing and m.restricted is None for m in topo):
+            kinds.add("complete topology or matrix")  # ... with every GPU (not cut, not a cgroup view)
         return kinds
 
 

@@ -12,6 +12,15 @@ from topolint.inputs.sniff import NCCL_GRAPH_XML, NCCL_TOPO_XML
 PARSERS = {
     NCCL_TOPO_XML: "topolint.parsers.nccl_topo_xml:parse_topology",
     NCCL_GRAPH_XML: "topolint.parsers.nccl_graph_xml:parse_graph",
+    "nvidia-smi-topo": "topolint.parsers.nvidia_smi_topo:parse_matrix",
+    # Config formats (infra files): see topolint/inputs/config_names.py.
+    "shell": "topolint.parsers.shell:parse_shell",
+    "dockerfile": "topolint.parsers.dockerfile:parse_dockerfile",
+    "config-yaml": "topolint.parsers.kubernetes:parse_yaml",
+    "envfile": "topolint.parsers.envfile:parse_envfile",
+    "nccl-conf": "topolint.parsers.envfile:parse_nccl_conf",
+    "deepspeed-env": "topolint.parsers.envfile:parse_deepspeed_env",
+    "python": "topolint.parsers.python_launcher:parse_python",
 }
 
 

@@ -45,7 +45,12 @@ def render(fmt: str, report: Report) -> str:
 def summary_line(report: Report) -> str:
     counts = report.counts()
     total = sum(counts.values())
+    in_source = sum(1 for f in report.findings if f.suppressed and f.suppression != "external")
+    baselined = sum(1 for f in report.findings if f.suppressed and f.suppression == "external")
+    hidden = ", ".join(text for n, text in ((in_source, f"{in_source} suppressed"), (baselined, f"{baselined} baselined"))
+                       if n)
     if not total:
-        return "All checks passed."
+        return f"All checks passed ({hidden})." if hidden else "All checks passed."
     noun = "finding" if total == 1 else "findings"
-    return f"Found {total} {noun} ({counts['error']} error, {counts['warning']} warning, {counts['info']} info)."
+    line = f"Found {total} {noun} ({counts['error']} error, {counts['warning']} warning, {counts['info']} info)"
+    return f"{line}; {hidden}." if hidden else f"{line}."

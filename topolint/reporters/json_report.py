@@ -31,6 +31,8 @@ def finding_dict(f) -> dict:
         "fix": f.fix,
         "fingerprint": f.fingerprint,
         "suppressed": f.suppressed,
+        **({"suppression": f.suppression or "inSource", "justification": f.justification or ""}
+           if f.suppressed else {}),
     }
 
 

@@ -140,10 +140,17 @@ def _result(finding: Finding, rule_index: dict[str, int], locator: _Locator) -> 
         fingerprints["primaryLocationLineHash"] = f"{finding.fingerprint}:1"
     result["partialFingerprints"] = fingerprints
     if finding.suppressed:
+        # inSource: a comment or annotation in the file; external: the baseline, which GitHub
+        # closes as accepted. A baselined finding is also "unchanged" relative to the baseline.
         kind = finding.suppression or "inSource"
-        result["suppressions"] = [{"kind": kind}]
+        suppression: dict = {"kind": kind}
         if kind == "external":
+            suppression["status"] = "accepted"
+            suppression["justification"] = "accepted in the topolint baseline"
             result["baselineState"] = "unchanged"
+        elif finding.justification:
+            suppression["justification"] = finding.justification
+        result["suppressions"] = [suppression]
     return result
 
 

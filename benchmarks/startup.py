@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Start-up cost of a config-only check: `topolint check` on one small env file, against
+`python -c pass`, both as subprocesses, median of 11 runs each. The last line printed is the
+ratio (goal: under 8). Run from the repository root: python benchmarks/startup.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RUNS = 11
+
+
+def median_seconds(command: list[str], cwd: Path) -> float:
+    times = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as folder:
+        cwd = Path(folder)
+        (cwd / "nccl.env").write_text("NCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME=ens5\nNCCL_IB_HCA=mlx5\n", encoding="utf-8")
+        baseline = median_seconds([sys.executable, "-c", "pass"], cwd)
+        check = median_seconds([sys.executable, "-m", "topolint", "check", "nccl.env"], cwd)
+    print(f"python -c pass: {baseline * 1000:.1f} ms (median of {RUNS})")
+    print(f"topolint check nccl.env: {check * 1000:.1f} ms (median of {RUNS})")
+    print(f"{check / baseline:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,233 @@
+"""Helpers the config checks share: settings on one control-flow path, launch evidence, and a
+small view of the --topology nodes (GPU NUMA nodes, NVLink, RDMA NICs) that needs no graph."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from topolint.engine.finding import Hit, Related
+from topolint.model import config as cfg
+from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, on_one_path
+
+
+def where(loc) -> str:
+    return f"{loc.path}:{loc.line}"
+
+
+def related_scopes(a: str, b: str) -> bool:
+    """Two scopes of one file that one run can pass through (``job`` covers the whole script)."""
+    return a == "job" or b == "job" or on_one_path(a, b)
+
+
+def literal_settings(context) -> list[tuple[ConfigFile, EnvSetting]]:
+    return [(c, s) for c in context.configs for s in c.settings if s.literal]
+
+
+def config_maps(context) -> dict[str, list[EnvSetting]]:
+    """ConfigMap/Secret scope ("ConfigMap/name") -> its settings, across every config file."""
+    found: dict[str, list[EnvSetting]] = {}
+    for config in context.configs:
+        for scope in config.names:
+            found.setdefault(scope, []).extend(s for s in config.settings if s.scope == scope)
+    return found
+
+
+def visible_settings(context, config: ConfigFile, scope: str) -> list[EnvSetting]:
+    """Settings that apply on a path through ``scope``: its file's related scopes, plus the
+    ConfigMaps a container takes through envFrom (or, for a ConfigMap, the containers using it)."""
+    seen = [s for s in config.settings if related_scopes(s.scope, scope)]
+    maps = config_maps(context)
+    refs = {f.value for f in visible_launch(context, config, scope) if f.kind == cfg.ENV_FROM}
+    for ref in refs:
+        seen.extend(maps.get(ref, []))
+    if scope in config.names:  # a ConfigMap: what the containers that use it also set
+        for other in context.configs:
+            for fact in other.launch:
+                if fact.kind == cfg.ENV_FROM and fact.value == scope:
+                    seen.extend(s for s in other.settings if related_scopes(s.scope, fact.scope))
+    return seen
+
+
+def visible_launch(context, config: ConfigFile, scope: str) -> list[LaunchFact]:
+    facts = [f for f in config.launch if related_scopes(f.scope, scope)]
+    if scope in config.names:
+        for other in context.configs:
+            users = {f.scope for f in other.launch if f.kind == cfg.ENV_FROM and f.value == scope}
+            facts.extend(f for f in other.launch if any(related_scopes(f.scope, u) for u in users))
+    return facts
+
+
+def as_int(value: str) -> int | None:
+    match = re.fullmatch(r"\s*(\d+)\s*", value or "")
+    return int(match.group(1)) if match else None
+
+
+def multi_gpu_evidence(context, config: ConfigFile, scope: str) -> list[str]:
+    """Launch options on the setting's path that run several GPUs per process, pod or node."""
+    out = []
+    for fact in visible_launch(context, config, scope):
+        if fact.kind in (cfg.GPUS_PER_POD, cfg.NPROC_PER_NODE, cfg.GPUS_PER_NODE):
+            count = as_int(fact.value)
+            if (count is not None and count >= 2) or fact.value == "all":
+                out.append(f"{where(fact.loc)}: {fact.detail} {fact.value}")
+    return out
+
+
+RDMA_SETTING = re.compile(r"NCCL_IB_(?!DISABLE$)\w+$")
+
+
+def rdma_setting_evidence(context, config: ConfigFile, scope: str, exclude: EnvSetting | None = None) -> list[str]:
+    out = []
+    for s in visible_settings(context, config, scope):
+        if s is exclude or s.passthrough:
+            continue
+        if RDMA_SETTING.match(s.name) or (s.name == "NCCL_NET" and (s.value or "").upper() == "IB"):
+            out.append(f"{where(s.loc)}: {s.name}={s.value if s.value is not None else '(computed)'}")
+    return out
+
+
+def setting_fields(setting: EnvSetting) -> dict:
+    return {"name": setting.name, "value": setting.value if setting.value is not None else "",
+            "scope": setting.scope, "path": setting.path, "source_kind": setting.source}
+
+
+def setting_evidence(setting: EnvSetting) -> str:
+    default = " (a default: applies only when unset)" if setting.default_only else ""
+    return f"{where(setting.loc)}: {setting.raw or setting.name} ({setting.source}, scope {setting.scope}){default}"
+
+
+def setting_hit(setting: EnvSetting, **fields) -> Hit:
+    return Hit(entity=setting.entity(), location=setting.loc, fields={**setting_fields(setting), **fields},
+               evidence=[setting_evidence(setting)])
+
+
+def related_setting(setting: EnvSetting, message: str) -> Related:
+    return Related(location=setting.loc, entity=setting.entity(), message=message)
+
+
+def configured_gdr_level(configs: list[ConfigFile]) -> tuple[str | None, str | None]:
+    """The NCCL_NET_GDR_LEVEL the configs set (one literal value), for NUMA002."""
+    from topolint.model.nccl_env import level_name
+
+    values = {}
+    for config in configs:
+        for s in config.settings:
+            if s.name == "NCCL_NET_GDR_LEVEL" and s.literal and s.value:
+                level = level_name(s.value)
+                if level:
+                    values.setdefault(level, where(s.loc))
+    if len(values) == 1:
+        level, at = next(iter(values.items()))
+        return level, f"NUMA002 uses NCCL_NET_GDR_LEVEL={level} from {at}"
+    if len(values) > 1:
+        return None, f"NUMA002 uses NCCL's default GDR level: the configs set NCCL_NET_GDR_LEVEL to {sorted(values)}"
+    return None, None
+
+
+# ---- the --topology view ------------------------------------------------------------------------
+_RDMA_NAME = re.compile(r"(mlx\d_|ib[a-z]|bnxt_re|efa|irdma|rdma|hfi|qedr|erdma|rxe|siw)", re.I)
+_SOCKET_NAME = re.compile(r"(eth|ens|enp|eno|enx|em\d|bond|ib\d|lo$|docker|veth|virbr|br-)")
+
+
+@dataclass
+class Hca:
+    name: str
+    port: int | None
+    loc: object
+
+
+@dataclass
+class TopologyView:
+    node: str
+    source: str
+    gpu_numa: dict[int, str] = field(default_factory=dict)  # GPU index -> NUMA node
+    numa_cpus: dict[str, set[int]] = field(default_factory=dict)
+    gpu_count: int = 0
+    nvlink: bool = False
+    pcie_p2p: bool = False
+    hcas: list[Hca] = field(default_factory=list)  # RDMA NIC ports the topology names
+    gpu_locs: dict[int, object] = field(default_factory=dict)
+
+    @property
+    def rdma(self) -> bool:
+        return bool(self.hcas)
+
+
+def _mask_cpus(mask: str | None) -> set[int]:
+    if not mask:
+        return set()
+    bits = int(mask.replace(",", ""), 16) if re.fullmatch(r"[0-9a-fA-F,]+", mask) else 0
+    return {i for i in range(bits.bit_length()) if bits >> i & 1}
+
+
+def _cpulist(text: str | None) -> set[int]:
+    cpus: set[int] = set()
+    for part in (text or "").split(","):
+        match = re.fullmatch(r"\s*(\d+)(?:-(\d+))?\s*", part)
+        if match:
+            cpus.update(range(int(match.group(1)), int(match.group(2) or match.group(1)) + 1))
+    return cpus
+
+
+def topology_views(context) -> list[TopologyView]:
+    views = []
+    for node in context.topology_nodes:
+        for topology in getattr(node, "topologies", []):
+            view = TopologyView(node.name, topology.path)
+            by_bus = {p.bus_id: p for p in topology.pci}
+            parents: list[set[str]] = []
+            for cpu in topology.cpus:
+                if cpu.numa_id is not None:
+                    view.numa_cpus.setdefault(str(cpu.numa_id), set()).update(_mask_cpus(cpu.affinity))
+            for i, gpu in enumerate(topology.gpus):
+                index = gpu.dev if gpu.dev is not None else i
+                numa = topology.cpus[gpu.cpu_index].numa_id if gpu.cpu_index < len(topology.cpus) else None
+                if numa is not None:
+                    view.gpu_numa[index] = str(numa)
+                view.gpu_locs[index] = gpu.loc
+                if any(link.target != gpu.bus_id for link in gpu.nvlinks):
+                    view.nvlink = True
+                chain, parent = set(), by_bus.get(gpu.bus_id)
+                while parent is not None and parent.parent_bus_id and len(chain) < 64:
+                    chain.add(parent.parent_bus_id)
+                    parent = by_bus.get(parent.parent_bus_id)
+                parents.append(chain)
+            view.gpu_count = len(topology.gpus)
+            view.pcie_p2p = any(parents[i] & parents[j] for i in range(len(parents)) for j in range(i))
+            for nic in topology.nics:
+                pci = by_bus.get(nic.bus_id or "")
+                for net in nic.nets:
+                    name = net.name or ""
+                    rdma = net.gdr or (pci is not None and (pci.pci_class or "").lower().startswith("0x0207")) \
+                        or (bool(_RDMA_NAME.match(name)) and not _SOCKET_NAME.match(name))
+                    if rdma and name:
+                        view.hcas.append(Hca(name, net.port, net.loc))
+            views.append(view)
+        for matrix in getattr(node, "matrices", []):
+            if getattr(matrix, "kind", None) != "topo":
+                continue
+            view = TopologyView(node.name, matrix.path)
+            for row in matrix.rows:
+                if row.kind == "gpu":
+                    view.gpu_count += 1
+                    view.gpu_locs[row.index] = row.loc
+                    numa = (row.numa_affinity or "").strip()
+                    if numa.isdigit():
+                        view.gpu_numa[row.index] = numa
+                        view.numa_cpus.setdefault(numa, set()).update(_cpulist(row.cpu_affinity))
+                    for cell, kind in zip(row.cells, matrix.column_kinds):
+                        if kind == "gpu" and cell.startswith("NV"):
+                            view.nvlink = True
+                        if kind == "gpu" and cell in ("PIX", "PXB"):
+                            view.pcie_p2p = True
+                elif row.kind == "nic":
+                    name = matrix.nic_names.get(row.label, row.label)
+                    if _RDMA_NAME.match(name) and not _SOCKET_NAME.match(name):
+                        view.hcas.append(Hca(name, None, row.loc))
+            views.append(view)
+    return views
+
+
+def topology_label(view: TopologyView) -> str:
+    return f"{view.source} (node {view.node})"

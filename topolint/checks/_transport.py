@@ -1,0 +1,70 @@
+"""Which rule owns a transport being turned off: NET007 / NVL003 with evidence, else ENV006."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from topolint.checks._config import (
+    literal_settings,
+    multi_gpu_evidence,
+    rdma_setting_evidence,
+    topology_label,
+    topology_views,
+)
+from topolint.model.config import EnvSetting
+from topolint.model.nccl_env import level_name
+
+
+@dataclass
+class Case:
+    setting: EnvSetting
+    transport: str  # net, p2p, shm, gdr, cumem
+    rule: str  # NET007, NVL003 or ENV006
+    evidence: list[str] = field(default_factory=list)
+
+
+def _number(value: str) -> int | None:
+    try:
+        return int(value.strip(), 0)
+    except ValueError:
+        return None
+
+
+def cases(context) -> list[Case]:
+    views = topology_views(context)
+    found = []
+    for config, s in literal_settings(context):
+        value = (s.value or "").strip()
+        if (s.name == "NCCL_IB_DISABLE" and _number(value)) or (s.name == "NCCL_NET" and value.lower() == "socket"):
+            evidence = [f"{topology_label(v)} names RDMA NICs: {', '.join(sorted({h.name for h in v.hcas}))}"
+                        for v in views if v.rdma]
+            evidence += [f"{e} in the same scope configures RDMA" for e in rdma_setting_evidence(context, config, s.scope, s)]
+            if evidence:
+                found.append(Case(s, "net", "NET007", evidence))
+            elif not views:
+                found.append(Case(s, "net", "ENV006"))
+        elif (s.name == "NCCL_P2P_DISABLE" and value == "1") or s.name == "NCCL_P2P_LEVEL":
+            level = "LOC" if s.name == "NCCL_P2P_DISABLE" else level_name(value)
+            if level not in ("LOC", "NVL", "NVB", "C2C"):
+                continue
+            if views:
+                if level == "LOC":
+                    evidence = [f"{topology_label(v)} has {'NVLink' if v.nvlink else 'PCIe P2P'} between GPUs"
+                                for v in views if v.nvlink or v.pcie_p2p]
+                else:
+                    evidence = [f"{topology_label(v)} has PCIe P2P but no NVLink: level {level} turns P2P off"
+                                for v in views if v.pcie_p2p and not v.nvlink]
+                if evidence:
+                    found.append(Case(s, "p2p", "NVL003", evidence))
+            elif level == "LOC":
+                evidence = [f"{e} in the same scope" for e in multi_gpu_evidence(context, config, s.scope)]
+                found.append(Case(s, "p2p", "NVL003" if evidence else "ENV006", evidence))
+        elif s.name == "NCCL_SHM_DISABLE" and _number(value):
+            found.append(Case(s, "shm", "ENV006"))
+        elif s.name == "NCCL_NET_GDR_LEVEL" and level_name(value) == "LOC":
+            found.append(Case(s, "gdr", "ENV006"))
+        elif s.name == "NCCL_CUMEM_ENABLE" and value == "0":
+            evidence = [f"{topology_label(v)} has NVLink" for v in views if v.nvlink]
+            if evidence:
+                found.append(Case(s, "cumem", "ENV006", evidence))
+    return found

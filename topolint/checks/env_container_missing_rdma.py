@@ -1,0 +1,79 @@
+"""ENV008: a container spec for multi-node NCCL with RDMA settings but no RDMA device, no
+IPC_LOCK, a small /dev/shm or (docker/compose) a limited memlock ulimit."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from topolint.checks._config import as_int, rdma_setting_evidence, visible_launch, where
+from topolint.engine.finding import Hit
+from topolint.model import config as cfg
+from topolint.parsers.kubernetes import MULTI_NODE_KINDS
+
+NEEDS = ("config",)
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "ki": 1024, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mi": 1024**2,
+          "mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gi": 1024**3, "gib": 1024**3, "t": 1000**4, "ti": 1024**4}
+
+
+class Parameters(BaseModel):
+    min_shm_bytes: int = 1 << 30
+
+
+def size_bytes(text: str) -> int | None:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text or "")
+    if not match or match.group(2).lower() not in _UNITS:
+        return None
+    # docker reads k/m/g as binary units; Kubernetes reads them as decimal: either is within 7%.
+    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    for config in context.configs:
+        for scope, kind in config.scopes.items():
+            if kind not in ("pod", "compose", "docker-run"):
+                continue
+            rdma = rdma_setting_evidence(context, config, scope)
+            if not rdma:
+                continue
+            facts = [f for f in visible_launch(context, config, scope) if f.scope == scope or f.kind == cfg.ENV_FROM]
+            by_kind: dict[str, list] = {}
+            for fact in facts:
+                by_kind.setdefault(fact.kind, []).append(fact)
+            job_kind = by_kind.get(cfg.JOB_KIND, [None])[0]
+            replicas = max((as_int(f.value) or 1 for f in by_kind.get(cfg.REPLICAS, [])), default=1)
+            if kind == "pod" and replicas < 2 and (job_kind is None or job_kind.value not in MULTI_NODE_KINDS):
+                continue
+            privileged = bool(by_kind.get(cfg.PRIVILEGED))
+            problems = []
+            if not (privileged or by_kind.get(cfg.RDMA_DEVICE) or by_kind.get(cfg.RDMA_RESOURCE)):
+                problems.append("no RDMA device (/dev/infiniband or an RDMA device-plugin resource)")
+            if not privileged and "IPC_LOCK" not in {f.value for f in by_kind.get(cfg.CAPABILITY, [])}:
+                problems.append("no IPC_LOCK capability")
+            if not by_kind.get(cfg.IPC_HOST):
+                shm = by_kind.get(cfg.SHM_SIZE)
+                value = shm[0].value if shm else ""
+                size = size_bytes(value) if value not in ("memory", "host", "disk") else None
+                if not shm:
+                    problems.append("/dev/shm is the runtime default (64 MiB)")
+                elif size is not None and size < params.min_shm_bytes:
+                    problems.append(f"/dev/shm is {value}")
+            if kind in ("compose", "docker-run"):
+                memlock = {f.value.replace(" ", "") for f in by_kind.get(cfg.ULIMIT_MEMLOCK, [])}
+                if not memlock & {"-1", "-1,-1", "unlimited", "-1:-1", "unlimited:unlimited"}:
+                    problems.append("memlock ulimit is not unlimited")
+            if not problems:
+                continue
+            anchor = job_kind.loc if job_kind is not None else config.loc(1)
+            what = (f"{job_kind.value} with {replicas} replicas" if kind == "pod" and job_kind is not None
+                    else "compose service" if kind == "compose" else "docker run")
+            evidence = [f"{where(anchor)}: container {scope} ({what})"] + [f"{e} (RDMA-related)" for e in rdma]
+            evidence += [f"{where(f.loc)}: {f.detail} {f.value}" for f in facts
+                         if f.kind in (cfg.RDMA_DEVICE, cfg.RDMA_RESOURCE, cfg.CAPABILITY, cfg.SHM_SIZE,
+                                       cfg.ULIMIT_MEMLOCK, cfg.PRIVILEGED, cfg.IPC_HOST)]
+            yield Hit(entity=f"container/{scope}@{config.path}", location=anchor,
+                      fields={"container": scope, "path": config.path, "problems": "; ".join(problems),
+                              "spec": what}, evidence=evidence,
+                      variant="compose" if kind in ("compose", "docker-run") else "default")

@@ -1,0 +1,27 @@
+"""ENV003: a value that NCCL does not read as written (type, choices, level names, list syntax)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from topolint.checks._config import literal_settings, setting_hit
+from topolint.engine.finding import Hit
+from topolint.model.nccl_env import check_value, lookup
+
+NEEDS = ("config",)
+
+
+class Parameters(BaseModel):
+    pass
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    for _, setting in literal_settings(context):
+        problem = check_value(setting.name, setting.value)
+        if problem:
+            entry = lookup(setting.name) or {}
+            hit = setting_hit(setting, problem=problem, expected=entry.get("values") or entry.get("type") or "")
+            hit.evidence.append(f"catalog: {setting.name} ({entry.get('type', '?')}): {entry.get('values', '')}")
+            yield hit

@@ -1,0 +1,44 @@
+"""ENV002: a removed, renamed or deprecated variable (or value) for the configured NCCL version."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from topolint.checks._config import setting_hit
+from topolint.engine.finding import Hit
+from topolint.model.nccl_env import lifecycle, lookup
+from topolint.model.nccl_version import NcclVersion
+
+NEEDS = ("config",)
+
+
+class Parameters(BaseModel):
+    pass
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    version = context.version
+    for config in context.configs:
+        for setting in config.settings:
+            entry = lookup(setting.name)
+            if entry is None:
+                continue
+            state = lifecycle(setting.name, version)
+            if state is not None:
+                status, when = state
+                replacement = entry.get("replacement") or ""
+                hit = setting_hit(setting, status=status, when=when, replacement=replacement,
+                                  advice=entry.get("advice") or "remove it", nccl_version=str(version))
+                hit.variant = status if replacement else f"{status}-no-replacement"
+                hit.evidence.append(f"catalog: {setting.name}: {entry.get('status_text', status)}")
+                yield hit
+                continue
+            for value, since in (entry.get("deprecated_values") or {}).items():
+                if setting.value and setting.value.upper() == value and version >= NcclVersion.parse(since):
+                    hit = setting_hit(setting, status="deprecated", when=f"deprecated since NCCL {since}",
+                                      replacement="", advice=f"the value {value} is deprecated; unset it",
+                                      nccl_version=str(version))
+                    hit.variant = "value"
+                    yield hit

@@ -1,0 +1,46 @@
+"""ENV001: an NCCL_* name that no NCCL version knows (with a "did you mean")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from topolint.checks._config import setting_hit
+from topolint.engine.finding import Hit
+from topolint.model.nccl_env import lookup, other_reader, suggest
+
+NEEDS = ("config",)
+
+
+class Parameters(BaseModel):
+    extra_variables: list[str] = []  # NCCL_* names a site's own software reads
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    extra = set(params.extra_variables) | set(getattr(context.options, "extra_variables", ()) or ())
+    for config in context.configs:
+        for setting in config.settings:
+            name = setting.name
+            if name in extra or other_reader(name):
+                continue
+            entry = lookup(name)
+            if entry is not None and entry.get("reader") == "pytorch":
+                hit = setting_hit(setting, replacement=entry["replacement"])
+                hit.variant, hit.severity = "pytorch", "info"
+                hit.evidence.append(f"PyTorch reads {entry['replacement']} first and {name} only as a deprecated fallback")
+                yield hit
+            elif entry is None:
+                guess = suggest(name)
+                hit = setting_hit(setting, suggestion=guess or "")
+                hit.evidence.append(f"{name} is not in the catalog of {len_catalog()} variables read by NCCL 2.0-2.30, "
+                                    "PyTorch, nccl-tests or the known network plugins")
+                if guess:
+                    hit.variant = "suggest"
+                yield hit
+
+
+def len_catalog() -> int:
+    from topolint.model.nccl_env import catalog
+
+    return sum(1 for v in catalog()["variables"].values() if v.get("reader") == "nccl")

@@ -1,0 +1,60 @@
+"""TL005: an input is cut short or restricted: a matrix cut after a complete row, or a cgroup /
+Slurm view that shows only some GPUs. Row-local rules ran on it; node-wide rules were skipped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from topolint.engine.finding import Hit
+from topolint.model.facts import Location
+from topolint.model.matrix import topo_matrices
+from topolint.model.node import file_entity
+
+NEEDS = ("matrix",)
+NODE_WIDE = "NUMA005, NUMA006, NVL001, NVL002 and TL003's GPU count"
+
+
+class Parameters(BaseModel):
+    pass
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    for matrix in topo_matrices(context.node):
+        if not matrix.partial and matrix.restricted is None:
+            continue
+        rows = [r for r in matrix.rows]
+        last = rows[-1]
+        gpus = sum(1 for k in matrix.column_kinds if k == "gpu")
+        gpu_rows = sum(1 for r in rows if r.kind == "gpu")
+        fields = {
+            "path": matrix.path,
+            "last_row": last.label,
+            "line": last.loc.line,
+            "rows": len(rows),
+            "columns": len(matrix.columns),
+            "gpu_rows": gpu_rows,
+            "gpus": gpus,
+            "missing": ", ".join(matrix.missing_rows[:6]) + (", ..." if len(matrix.missing_rows) > 6 else ""),
+            "skipped": NODE_WIDE,
+            "reason": matrix.restricted or "",
+        }
+        evidence = [f"{matrix.path}:{matrix.header_loc.line}: header has {len(matrix.columns)} columns "
+                    f"({gpus} GPUs, {len(matrix.columns) - gpus} NICs)",
+                    f"{matrix.path}:{last.loc.line}: last complete row {last.label}"]
+        if matrix.cut_line:
+            fields["missing"] += f" (line {matrix.cut_line} was cut inside its row and dropped)"
+            evidence.append(f"{matrix.path}:{matrix.cut_line}: row cut inside its cells (dropped)")
+        location = Location.model_construct(path=matrix.path, line=last.loc.line, column=1)
+        if matrix.restricted is not None:
+            variant = "cgroup"
+            location = matrix.header_loc
+            evidence.append(f"cgroup/Slurm view: {matrix.restricted}")
+        elif gpu_rows < gpus:
+            variant = "gpu_rows"
+        else:
+            variant = "nic_rows"
+            fields["skipped"] = "none (every GPU row is present)"
+        yield Hit(entity=file_entity(context.node.name, matrix.path), location=location, fields=fields,
+                  evidence=evidence, variant=variant)

@@ -1,0 +1,78 @@
+"""NVL001: the node's NVLink pattern is all-to-all and a GPU or pair lacks it, or a GPU model
+that always has NVLink shows none in an NCCL dump. Hybrid cube-mesh and bridged pairs never fire."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from topolint.checks._matrix import gpu_text, matrix_contexts
+from topolint.checks._nvlink import NVLINK_MODELS, all_to_all, matrix_pattern, xml_pattern
+from topolint.checks._topology import gpu_label, pci_id
+from topolint.engine.finding import Hit, Related
+from topolint.model.node import gpu_entity
+
+NEEDS = ("complete topology or matrix",)
+
+
+class Parameters(BaseModel):
+    # Fire for an NVLink GPU model (SXM A100/H100/H200/B200) whose dump shows no nvlink. Off by
+    # default: hand-trimmed dumps (issue pastes, test fixtures) often drop nvlink elements.
+    model_check: bool = False
+
+
+def _join(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    node = context.node.name
+    seen = set()
+    for topology in context.node.topologies:
+        if topology.kind != "dump":
+            continue  # a static file's missing nvlink elements are not evidence of absence
+        pattern = xml_pattern(topology)
+        found = all_to_all(pattern)
+        by_bus = {g.bus_id: g for g in topology.gpus}
+        pci = topology.pci_by_bus()
+        for bus, gpu in by_bus.items():
+            if found is not None and bus in found.lacking:
+                peers = found.lacking[bus]
+                what = ("NVSwitch" if found.kind == "switch" else _join([gpu_label(by_bus[p]) for p in peers]))
+                fields = {"gpu": gpu_label(gpu), "peers": what, "links": found.links,
+                          "pattern": f"{len(found.members)} GPUs with NV{found.links} "
+                                     + ("to the NVSwitches" if found.kind == "switch" else "to each other")}
+                hit = Hit(entity=gpu_entity(node, bus), location=gpu.loc, fields=fields,
+                          evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu_label(gpu)} has no nvlink to {what}",
+                                    f"the other GPUs: {fields['pattern']}"])
+            elif params.model_check and not pattern.peers(bus) and not pattern.switch.get(bus) \
+                    and pci.get(bus) is not None \
+                    and pci_id(pci[bus]) in NVLINK_MODELS:
+                model = NVLINK_MODELS[pci_id(pci[bus])]
+                fields = {"gpu": gpu_label(gpu), "model": model, "peers": "any GPU or NVSwitch", "links": 0,
+                          "pattern": f"{model} always has NVLink"}
+                hit = Hit(entity=gpu_entity(node, bus), location=gpu.loc, fields=fields, variant="model",
+                          evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu_label(gpu)} is a {model} "
+                                    f"({pci_id(pci[bus])}) with no nvlink element in an NCCL dump"])
+            else:
+                continue
+            seen.add(hit.entity)
+            yield hit
+    for mc in matrix_contexts(context.node, complete_only=True):
+        found = all_to_all(matrix_pattern(mc.view))
+        if found is None:
+            continue  # cube mesh, bridged pairs, all PCIe: nothing to compare against
+        for gpu, peers in found.lacking.items():
+            entity = mc.gpu_entity(gpu)
+            if entity in seen:
+                continue
+            row = mc.view.rows[gpu]
+            cells = [f"{p}: {mc.view.rel(gpu, p)}" for p in peers]
+            fields = {"gpu": gpu_text(gpu), "peers": _join([gpu_text(p) for p in peers]), "links": found.links,
+                      "pattern": f"{len(found.members)} GPUs with NV{found.links} to each other"}
+            loc = mc.view.rel_loc(gpu, peers[0])
+            yield Hit(entity=entity, location=loc, fields=fields, variant="matrix",
+                      evidence=[f"{loc.path}:{loc.line}: {gpu} row: {', '.join(cells[:8])}",
+                                f"the other GPUs: {fields['pattern']}"],
+                      related=[Related(location=row.loc, entity=entity, message=f"{gpu} row")])

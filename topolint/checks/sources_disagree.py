@@ -1,0 +1,81 @@
+"""TL003: an NCCL topology XML and an ``nvidia-smi topo -m`` matrix of one node contradict each
+other about the hardware: GPU count, a GPU's NUMA node, its NVLink count. GPUs are joined by
+index (``gpu@dev``), else by sorted bus id. A static NCCL_TOPO_FILE that differs is info: NCCL
+uses the file, and the file leaves out what it does not state (no nvlink is not a contradiction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from topolint.checks._nvlink import xml_pattern
+from topolint.checks._topology import gpu_label
+from topolint.engine.finding import Hit, Related
+from topolint.model.matrix import MatrixView, join_gpus, nv_count, single_numa, topo_matrices
+from topolint.model.node import file_entity, gpu_entity
+
+NEEDS = ("topology", "matrix")
+
+
+class Parameters(BaseModel):
+    pass
+
+
+def _hit(static: bool, variant: str, **kwargs) -> Hit:
+    hit = Hit(variant=("static_" if static else "") + variant, **kwargs)
+    if static:
+        hit.severity = "info"
+    return hit
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    node = context.node.name
+    for matrix in topo_matrices(context.node):
+        view = MatrixView(matrix)
+        for topology in context.node.topologies:
+            static = topology.kind == "static"
+            base = {"xml": topology.path, "matrix": matrix.path}
+            if len(topology.gpus) != len(view.gpus):
+                if matrix.restricted is None:
+                    yield _hit(static, "gpu_count", entity=file_entity(node, matrix.path),
+                               location=matrix.header_loc,
+                               fields={**base, "xml_gpus": len(topology.gpus), "matrix_gpus": len(view.gpus)},
+                               evidence=[f"{topology.path}: {len(topology.gpus)} gpu elements",
+                                         f"{matrix.path}:{matrix.header_loc.line}: {len(view.gpus)} GPU columns"],
+                               related=[Related(location=topology.system_loc, entity=file_entity(node, topology.path),
+                                                message="the topology XML")])
+                continue
+            pattern = xml_pattern(topology)
+            for index, gpu in sorted(join_gpus(topology, matrix).items()):
+                label = f"GPU{index}"
+                row = view.rows.get(label)
+                if row is None:
+                    continue
+                entity = gpu_entity(node, gpu.bus_id)
+                fields = {**base, "gpu": gpu_label(gpu), "gpu_bus": gpu.bus_id}
+                related = [Related(location=gpu.loc, entity=entity, message=f"{gpu_label(gpu)} in {topology.path}")]
+                xml_numa = topology.cpus[gpu.cpu_index].numa_id if gpu.cpu_index < len(topology.cpus) else None
+                numa = single_numa(row.numa_affinity)
+                if xml_numa is not None and xml_numa >= 0 and numa is not None and numa != xml_numa:
+                    yield _hit(static, "numa", entity=entity, location=row.loc,
+                               fields={**fields, "xml_value": xml_numa, "matrix_value": numa, "what": "NUMA node"},
+                               evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu.bus_id} is under cpu numaid={xml_numa}",
+                                         f"{row.loc.path}:{row.loc.line}: {label} NUMA Affinity {row.numa_affinity}"],
+                               related=related)
+                matrix_links = max((nv_count(view.rel(label, g)) for g in view.gpus if g != label), default=0)
+                switch = pattern.switch.get(gpu.bus_id, 0)
+                direct = max((pattern.count(gpu.bus_id, g.bus_id) for g in topology.gpus if g is not gpu), default=0)
+                xml_links = switch or direct
+                if xml_links == 0 and static:
+                    continue  # a static file that states no nvlink says nothing about NVLink
+                if xml_links != matrix_links:
+                    how = "to the NVSwitches (summed)" if switch else "to its best-linked peer"
+                    yield _hit(static, "nvlink", entity=entity, location=row.loc,
+                               fields={**fields, "xml_value": xml_links, "matrix_value": matrix_links,
+                                       "what": "NVLink count"},
+                               evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu_label(gpu)} has {xml_links} NVLinks {how}",
+                                         f"{row.loc.path}:{row.loc.line}: {label} shows "
+                                         f"{'NV%d' % matrix_links if matrix_links else 'no NV#'} to its peers"],
+                               related=related)

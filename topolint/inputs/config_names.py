@@ -1,0 +1,81 @@
+"""Config formats (infra files), recognised by name, shebang or syntax first, then content.
+
+Machine outputs are recognised by content only (sniff.py); config files have telling names
+(``Dockerfile``, ``*.sbatch``, ``.env``, ``nccl.conf``), so names come first here.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+SHELL = "shell"
+DOCKERFILE = "dockerfile"
+YAML = "config-yaml"  # Kubernetes, docker-compose (or a Helm template, skipped)
+ENVFILE = "envfile"
+NCCL_CONF = "nccl-conf"
+DEEPSPEED_ENV = "deepspeed-env"
+PYTHON = "python"
+CONFIG_FORMATS = {SHELL, DOCKERFILE, YAML, ENVFILE, NCCL_CONF, DEEPSPEED_ENV, PYTHON}
+
+# (glob on the file name, format); the first match wins.
+_NAMES = [
+    ("Dockerfile", DOCKERFILE), ("Containerfile", DOCKERFILE), ("Dockerfile.*", DOCKERFILE),
+    ("*.Dockerfile", DOCKERFILE), ("*.dockerfile", DOCKERFILE), ("*.containerfile", DOCKERFILE),
+    ("*.yaml", YAML), ("*.yml", YAML),
+    (".deepspeed_env", DEEPSPEED_ENV),
+    ("nccl.conf", NCCL_CONF), (".nccl.conf", NCCL_CONF), ("*.nccl.conf", NCCL_CONF), ("nccl-*.conf", NCCL_CONF),
+    (".env", ENVFILE), (".env.*", ENVFILE), ("*.env", ENVFILE),
+    ("*.sh", SHELL), ("*.bash", SHELL), ("*.zsh", SHELL), ("*.ksh", SHELL), ("*.sbatch", SHELL),
+    ("*.slurm", SHELL), (".envrc", SHELL),
+    ("*.py", PYTHON),
+]
+# Dot files a folder walk reads (other dot files and dot folders are skipped).
+DOT_FILES = {".env", ".deepspeed_env", ".nccl.conf", ".envrc"}
+
+
+def by_name(name: str) -> str | None:
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    for pattern, fmt in _NAMES:
+        if fnmatch.fnmatchcase(base, pattern):
+            return fmt
+    return None
+
+
+def walk_dot_file(name: str) -> bool:
+    return name in DOT_FILES or name.startswith(".env.")
+
+
+_SHEBANG = re.compile(r"#!\s*\S*?(?:/env\s+(?:-S\s+)?)?(?:/?\S*/)?(bash|sh|zsh|ksh|dash|python[0-9.]*)\b")
+
+
+def shebang(text: str) -> str | None:
+    if not text.startswith("#!"):
+        return None
+    match = _SHEBANG.match(text.split("\n", 1)[0])
+    if not match:
+        return None
+    return PYTHON if match.group(1).startswith("python") else SHELL
+
+
+def slurm_script(text: str) -> str | None:
+    return SHELL if re.search(r"^#SBATCH\s+-", text, re.M) else None
+
+
+def kubernetes_yaml(text: str) -> str | None:
+    if re.search(r"^apiVersion:\s*\S", text, re.M) and re.search(r"^kind:\s*[A-Z]\w*", text, re.M):
+        return YAML
+    return None
+
+
+def dockerfile(text: str) -> str | None:
+    for line in text.splitlines()[:50]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        return DOCKERFILE if re.match(r"(?i)(FROM\s+\S+|ARG\s+\w+)", stripped) and re.search(r"(?im)^FROM\s+\S+", text) else None
+    return None
+
+
+# Content detectors appended to sniff.DETECTORS (after the machine-output detectors).
+CONFIG_DETECTORS = [shebang, slurm_script, kubernetes_yaml, dockerfile]

@@ -1,0 +1,99 @@
+"""Configuration inputs (infra files), kept apart from nodes (hardware).
+
+A config file yields ``EnvSetting`` facts (every NCCL_* and a few related variables, with the
+line and column of the name and the scope they apply to) and ``LaunchFact`` facts (GPUs per pod
+or process, replicas, RDMA access, CPU/GPU binding...). Scopes are strings that nest with "/":
+``file`` (the whole file), ``job`` (``#SBATCH`` directives), ``file/if@12``, ``file/else@12``,
+``file/step@30`` (one srun/mpirun/``env`` command), ``MPIJob/bert/Worker/worker`` (one
+container), ``stage:build`` (a Dockerfile stage), ``service:trainer`` (compose).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from topolint.model.facts import Location
+
+# Launch fact kinds.
+GPUS_PER_POD = "gpus-per-pod"  # nvidia.com/gpu, compose device count, docker --gpus
+NPROC_PER_NODE = "nproc-per-node"  # torchrun --nproc-per-node, deepspeed --num_gpus
+GPUS_PER_NODE = "gpus-per-node"  # Slurm --gpus-per-node, --gres=gpu:N
+REPLICAS = "replicas"
+JOB_KIND = "job-kind"
+NODES = "nodes"  # Slurm --nodes / -N, torchrun --nnodes
+RDMA_DEVICE = "rdma-device"  # /dev/infiniband mounted or passed as a device
+RDMA_RESOURCE = "rdma-resource"  # a device-plugin resource (rdma/*, vpc.amazonaws.com/efa...)
+CAPABILITY = "capability"
+PRIVILEGED = "privileged"
+SHM_SIZE = "shm-size"  # bytes, "" when unknown
+IPC_HOST = "ipc-host"
+ULIMIT_MEMLOCK = "ulimit-memlock"
+CPU_BIND = "cpu-bind"
+GPU_BIND = "gpu-bind"
+MEM_BIND = "mem-bind"
+NUMACTL = "numactl"  # value: "cpunodebind=0;membind=0"
+TASKSET = "taskset"
+CUDA_VISIBLE_DEVICES = "cuda-visible-devices"
+ENV_FROM = "env-from"  # a ConfigMap or Secret a container takes its environment from
+CONTAINER = "container"  # a container spec exists in this scope (value: its kind of spec)
+
+
+@dataclass
+class EnvSetting:
+    name: str
+    value: str | None  # None: not a literal (``$VAR``, valueFrom, a computed expression)
+    loc: Location  # line and column of the name
+    scope: str
+    source: str  # how it is set: export, assign, command, srun-export, sbatch-export, mpirun-x, ...
+    path: str
+    raw: str = ""  # the text as written
+    default_only: bool = False  # ``X=${X:-v}``, setdefault: applies only when unset
+    passthrough: bool = False  # ``mpirun -x VAR``, ``export VAR``: forwards, sets nothing
+
+    @property
+    def literal(self) -> bool:
+        return self.value is not None and not self.passthrough
+
+    def entity(self) -> str:
+        return f"env/{self.name}@{self.path}#{self.scope}"
+
+
+@dataclass
+class LaunchFact:
+    kind: str
+    value: str
+    loc: Location
+    scope: str
+    detail: str = ""  # the option as written, for evidence
+
+
+@dataclass
+class SkippedLine:
+    line: int
+    reason: str
+
+
+@dataclass
+class ConfigFile:
+    path: str
+    format: str  # shell, dockerfile, kubernetes, compose, envfile, nccl-conf, python, helm-template
+    settings: list[EnvSetting] = field(default_factory=list)
+    launch: list[LaunchFact] = field(default_factory=list)
+    skipped: list[SkippedLine] = field(default_factory=list)
+    scopes: dict[str, str] = field(default_factory=dict)  # container scope -> spec kind (pod, compose...)
+    names: dict[str, str] = field(default_factory=dict)  # ConfigMap/Secret scope -> object name
+
+    def has_content(self) -> bool:
+        return bool(self.settings or self.launch)
+
+    def loc(self, line: int, column: int = 0) -> Location:
+        return Location.model_construct(path=self.path, line=max(line, 1), column=max(column, 0))
+
+
+def scope_contains(outer: str, inner: str) -> bool:
+    """True when ``inner`` is ``outer`` or nested in it (one control-flow path through both)."""
+    return inner == outer or inner.startswith(outer + "/")
+
+
+def on_one_path(a: str, b: str) -> bool:
+    return scope_contains(a, b) or scope_contains(b, a)

@@ -1,0 +1,48 @@
+"""Helpers the config parsers share: which variables to keep, literal values, name positions."""
+
+from __future__ import annotations
+
+import re
+
+ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+_DEFAULT = r"\$\{{{name}:?[-=]([^}}$`]*)\}}"
+
+
+def wanted(name: str) -> bool:
+    """NCCL settings are kept; CUDA_VISIBLE_DEVICES becomes a launch fact."""
+    return name.startswith("NCCL_")
+
+
+def shell_value(name: str, raw: str) -> tuple[str | None, bool]:
+    """(literal value or None, default_only) of a value as the shell would expand it.
+
+    ``${NAME:-v}`` / ``${NAME-v}`` / ``${NAME:=v}`` of the variable itself is a default: the
+    setting applies only when the variable is unset, and ``v`` is what NCCL then reads.
+    """
+    if "$" not in raw and "`" not in raw:
+        return raw, False
+    match = re.fullmatch(_DEFAULT.format(name=re.escape(name)), raw)
+    if match:
+        return match.group(1), True
+    return None, False
+
+
+class Cursor:
+    """Finds names in a run of physical lines, left to right, for 1-based line and column."""
+
+    def __init__(self, lines: list[str], first: int, last: int):
+        self.lines = lines
+        self.first = first  # 1-based
+        self.last = last
+        self.line = first
+        self.col = 0
+
+    def find(self, text: str, assignment: bool = False) -> tuple[int, int]:
+        pattern = re.compile(r"(?<![A-Za-z0-9_$])" + re.escape(text) + (r"(?==)" if assignment else r"(?![A-Za-z0-9_])"))
+        for number in range(self.line, self.last + 1):
+            start = self.col if number == self.line else 0
+            match = pattern.search(self.lines[number - 1], start)
+            if match:
+                self.line, self.col = number, match.end()
+                return number, match.start() + 1
+        return self.line, 0

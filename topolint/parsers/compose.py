@@ -1,0 +1,80 @@
+"""docker-compose files: ``environment`` (map and list) and the container options ENV008 reads."""
+
+from __future__ import annotations
+
+from topolint.inputs.source import SourceFile
+from topolint.model import config as cfg
+from topolint.model.config import ConfigFile, EnvSetting, LaunchFact
+from topolint.parsers._common import shell_value
+from topolint.parsers._yaml import dig, get, is_map, is_seq, items, scalar, where
+
+
+def parse_compose(source: SourceFile) -> ConfigFile:
+    from topolint.parsers.kubernetes import parse_yaml
+
+    return parse_yaml(source)
+
+
+def _fact(config: ConfigFile, kind: str, value: str, node, scope: str, detail: str) -> None:
+    line, column = where(node)
+    config.launch.append(LaunchFact(kind, value, config.loc(line, column), scope, detail))
+
+
+def _setting(config: ConfigFile, name: str, raw: str | None, node, scope: str, column_shift: int = 0) -> None:
+    line, column = where(node)
+    value, default = shell_value(name, raw) if raw is not None else (None, False)
+    config.settings.append(EnvSetting(name, value, config.loc(line, column + column_shift), scope, "compose-env",
+                                      config.path, raw=f"{name}={raw}", default_only=default,
+                                      passthrough=raw is None))
+
+
+def read_compose(config: ConfigFile, doc) -> None:
+    for key_node, service in items(get(doc, "services")):
+        scope = f"service:{key_node.value}"
+        config.scopes[scope] = "compose"
+        here = where(key_node)
+        config.launch.append(LaunchFact(cfg.JOB_KIND, "compose", config.loc(*here), scope, "services"))
+        environment = get(service, "environment")
+        if is_map(environment):
+            for name_node, value in items(environment):
+                name = name_node.value
+                if name.startswith("NCCL_"):
+                    _setting(config, name, None if value.tag.endswith(":null") else scalar(value), name_node, scope)
+                elif name == "CUDA_VISIBLE_DEVICES":
+                    _fact(config, cfg.CUDA_VISIBLE_DEVICES, scalar(value) or "", name_node, scope, name)
+        elif is_seq(environment):
+            for item in environment.value:
+                text = scalar(item) or ""
+                name, eq, raw = text.partition("=")
+                if name.startswith("NCCL_"):
+                    _setting(config, name, raw if eq else None, item, scope)
+                elif name == "CUDA_VISIBLE_DEVICES" and eq:
+                    _fact(config, cfg.CUDA_VISIBLE_DEVICES, raw, item, scope, name)
+        devices = get(service, "devices")
+        for device in devices.value if is_seq(devices) else []:
+            if "infiniband" in (scalar(device) or ""):
+                _fact(config, cfg.RDMA_DEVICE, scalar(device), device, scope, "devices")
+        caps = get(service, "cap_add")
+        for cap in caps.value if is_seq(caps) else []:
+            _fact(config, cfg.CAPABILITY, (scalar(cap) or "").upper().removeprefix("CAP_"), cap, scope, "cap_add")
+        for field, kind in (("privileged", cfg.PRIVILEGED), ):
+            if scalar(get(service, field)) == "true":
+                _fact(config, kind, "true", get(service, field), scope, field)
+        if scalar(get(service, "ipc")) == "host":
+            _fact(config, cfg.IPC_HOST, "true", get(service, "ipc"), scope, "ipc: host")
+        shm = get(service, "shm_size")
+        if scalar(shm):
+            _fact(config, cfg.SHM_SIZE, scalar(shm), shm, scope, "shm_size")
+        memlock = dig(service, "ulimits", "memlock")
+        if memlock is not None:
+            value = scalar(memlock) or ",".join(scalar(get(memlock, k)) or "" for k in ("soft", "hard"))
+            _fact(config, cfg.ULIMIT_MEMLOCK, value, memlock, scope, "ulimits.memlock")
+        replicas = scalar(dig(service, "deploy", "replicas"))
+        if replicas:
+            _fact(config, cfg.REPLICAS, replicas, dig(service, "deploy", "replicas"), scope, "deploy.replicas")
+        reservations = dig(service, "deploy", "resources", "reservations", "devices")
+        for device in reservations.value if is_seq(reservations) else []:
+            count = get(device, "count") or get(device, "device_ids")
+            if count is not None:
+                value = scalar(count) if scalar(count) else str(len(count.value)) if is_seq(count) else ""
+                _fact(config, cfg.GPUS_PER_POD, value, count, scope, "deploy.resources.reservations.devices")

@@ -1,0 +1,178 @@
+"""Kubernetes YAML: ``env`` of every container and init container of every document.
+
+Pod specs are found wherever a mapping has ``containers``: Pods, Deployments, Jobs, and CRDs
+such as MPIJob, PyTorchJob and JobSet (replica types and replicated jobs name the scope).
+ConfigMap ``data`` is read too; containers that take it through ``envFrom`` see it. Launch
+facts: ``nvidia.com/gpu``, RDMA device-plugin resources, ``/dev/infiniband`` mounts,
+capabilities, privileged, the ``/dev/shm`` emptyDir size, hostIPC, replicas, the job kind and
+``--nproc-per-node`` in the command. A YAML file that is a Helm template is skipped; one with
+``services:`` is docker-compose.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from topolint.inputs.source import SourceFile
+from topolint.model import config as cfg
+from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
+from topolint.parsers._yaml import compose_documents, dig, get, is_helm_template, is_map, is_seq, items, scalar, where
+
+MULTI_NODE_KINDS = {"MPIJob", "PyTorchJob", "TFJob", "JobSet", "LeaderWorkerSet", "XGBoostJob", "PaddleJob",
+                    "TrainJob", "RayJob", "RayCluster", "VolcanoJob"}
+
+
+def is_rdma_resource(name: str) -> bool:
+    lowered = name.lower()
+    return (lowered.startswith("rdma/") or "rdma" in lowered or lowered == "vpc.amazonaws.com/efa"
+            or lowered.startswith("mellanox.com/") or "infiniband" in lowered or "/hca" in lowered
+            or "sriov" in lowered)
+
+
+def parse_yaml(source: SourceFile) -> ConfigFile:
+    if is_helm_template(source.text):
+        config = ConfigFile(path=source.path, format="helm-template")
+        config.skipped.append(SkippedLine(1, "Helm template ({{ }}): lint the output of `helm template` instead"))
+        return config
+    documents = compose_documents(source)
+    config = ConfigFile(path=source.path, format="kubernetes")
+    for doc in documents:
+        if not is_map(doc):
+            continue
+        kind = scalar(get(doc, "kind"))
+        if kind is None and is_map(get(doc, "services")):
+            from topolint.parsers.compose import read_compose
+
+            config.format = "compose"
+            read_compose(config, doc)
+            continue
+        if kind is None:
+            continue
+        name = scalar(dig(doc, "metadata", "name")) or "-"
+        if kind in ("ConfigMap", "Secret"):
+            _config_map(config, doc, kind, name)
+            continue
+        _walk(config, doc, f"{kind}/{name}", kind, 1, [])
+    return config
+
+
+def _config_map(config: ConfigFile, doc, kind: str, name: str) -> None:
+    scope = f"{kind}/{name}"
+    config.names[scope] = name
+    for key_node, value in items(get(doc, "data")) if kind == "ConfigMap" else items(get(doc, "stringData")):
+        key = key_node.value
+        if key.startswith("NCCL_"):
+            line, column = where(key_node)
+            config.settings.append(EnvSetting(key, scalar(value), config.loc(line, column), scope, "configmap",
+                                              config.path, raw=f"{key}: {scalar(value)}"))
+
+
+def _walk(config: ConfigFile, node, scope: str, kind: str, replicas: int, labels: list[str], key: str = "") -> None:
+    if is_seq(node):
+        for item in node.value:
+            label = scalar(get(item, "name")) if key in ("replicatedJobs", "workerGroupSpecs") else None
+            _walk(config, item, scope, kind, replicas, labels + ([label] if label else []), "")
+        return
+    if not is_map(node):
+        return
+    for field in ("replicas", "parallelism"):
+        count = scalar(get(node, field))
+        if count and count.isdigit() and not is_seq(get(node, "containers")):
+            replicas *= max(int(count), 1) if field == "replicas" or kind == "JobSet" else 1
+    if is_seq(get(node, "containers")):
+        _pod(config, node, scope + "".join(f"/{label}" for label in labels), kind, replicas, node)
+        return
+    for key_node, value in items(node):
+        child = key_node.value
+        new_labels = labels + [child] if key.endswith("ReplicaSpecs") or key == "replicaSpecs" else labels
+        _walk(config, value, scope, kind, replicas, new_labels, child)
+
+
+def _pod(config: ConfigFile, pod, scope: str, kind: str, replicas: int, spec) -> None:
+    volumes = {scalar(get(v, "name")): v for v in (get(spec, "volumes").value if is_seq(get(spec, "volumes")) else [])}
+    host_ipc = scalar(get(spec, "hostIPC")) == "true"
+    for group in ("initContainers", "containers"):
+        containers = get(spec, group)
+        if not is_seq(containers):
+            continue
+        for container in containers.value:
+            name = scalar(get(container, "name")) or "-"
+            cscope = f"{scope}/{name}"
+            config.scopes[cscope] = "pod" if group == "containers" else "init"
+            line, column = where(container)
+            here = config.loc(line, column)
+            config.launch.append(LaunchFact(cfg.JOB_KIND, kind, here, cscope, f"kind: {kind}"))
+            config.launch.append(LaunchFact(cfg.REPLICAS, str(replicas), here, cscope, "replicas"))
+            if host_ipc:
+                config.launch.append(LaunchFact(cfg.IPC_HOST, "true", here, cscope, "hostIPC: true"))
+            _container(config, container, cscope, volumes)
+
+
+def _fact(config: ConfigFile, kind: str, value: str, node, scope: str, detail: str) -> None:
+    line, column = where(node)
+    config.launch.append(LaunchFact(kind, value, config.loc(line, column), scope, detail))
+
+
+def _container(config: ConfigFile, container, scope: str, volumes: dict) -> None:
+    env = get(container, "env")
+    for item in env.value if is_seq(env) else []:
+        name_node = get(item, "name")
+        name = scalar(name_node)
+        if not name:
+            continue
+        value = scalar(get(item, "value"))
+        if get(item, "valueFrom") is not None or (value is not None and "$(" in value):
+            value = None
+        elif value is None:
+            value = ""
+        if name == "CUDA_VISIBLE_DEVICES":
+            _fact(config, cfg.CUDA_VISIBLE_DEVICES, value if value is not None else "$", name_node, scope, name)
+        elif name.startswith("NCCL_"):
+            line, column = where(name_node)
+            config.settings.append(EnvSetting(name, value, config.loc(line, column), scope, "k8s-env",
+                                              config.path, raw=f"{name}={value}"))
+    env_from = get(container, "envFrom")
+    for item in env_from.value if is_seq(env_from) else []:
+        for ref, kind in (("configMapRef", "ConfigMap"), ("secretRef", "Secret")):
+            target = scalar(dig(item, ref, "name"))
+            if target:
+                _fact(config, cfg.ENV_FROM, f"{kind}/{target}", get(item, ref), scope, f"envFrom {ref}")
+    for section in ("limits", "requests"):
+        for key_node, value in items(dig(container, "resources", section)):
+            resource = key_node.value
+            if resource == "nvidia.com/gpu":
+                _fact(config, cfg.GPUS_PER_POD, scalar(value) or "", key_node, scope, f"{section}: {resource}")
+            elif is_rdma_resource(resource):
+                _fact(config, cfg.RDMA_RESOURCE, resource, key_node, scope, f"{section}: {resource}")
+    security = get(container, "securityContext")
+    if scalar(get(security, "privileged")) == "true":
+        _fact(config, cfg.PRIVILEGED, "true", get(security, "privileged"), scope, "privileged: true")
+    added = dig(security, "capabilities", "add")
+    for cap in added.value if is_seq(added) else []:
+        _fact(config, cfg.CAPABILITY, (scalar(cap) or "").upper().removeprefix("CAP_"), cap, scope, "capabilities.add")
+    mounts = get(container, "volumeMounts")
+    for mount in mounts.value if is_seq(mounts) else []:
+        path = scalar(get(mount, "mountPath")) or ""
+        volume = volumes.get(scalar(get(mount, "name")))
+        if path.rstrip("/") == "/dev/shm":
+            size = "host" if get(volume, "hostPath") is not None else ""
+            empty = get(volume, "emptyDir")
+            if empty is not None:
+                size = scalar(get(empty, "sizeLimit")) or ("memory" if scalar(get(empty, "medium")) == "Memory" else "disk")
+            _fact(config, cfg.SHM_SIZE, size, get(mount, "mountPath"), scope, "volumeMounts /dev/shm")
+        elif path.startswith("/dev/infiniband"):
+            _fact(config, cfg.RDMA_DEVICE, path, get(mount, "mountPath"), scope, "volumeMounts /dev/infiniband")
+    for key in ("command", "args"):
+        words = get(container, key)
+        for item in words.value if is_seq(words) else []:
+            text = scalar(item) or ""
+            try:
+                tokens = shlex.split(text) if " " in text else [text]
+            except ValueError:
+                continue
+            for i, token in enumerate(tokens):
+                match = re.match(r"--nproc[-_]per[-_]node(?:=(\S+))?$", token)
+                if match:
+                    value = match.group(1) or (tokens[i + 1] if i + 1 < len(tokens) else "")
+                    _fact(config, cfg.NPROC_PER_NODE, value, item, scope, token)

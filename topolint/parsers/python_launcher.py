@@ -1,0 +1,108 @@
+"""Python launchers: ``os.environ[...] = ...``, ``os.environ.setdefault``, ``os.environ.update``.
+
+Read with ``ast`` (never executed). String and number constants are literal values; anything
+else is recorded as a setting whose value is unknown. ``if``/``else`` bodies and functions are
+scopes of their own, as in shell scripts.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from topolint.inputs.source import InputError, SourceFile
+from topolint.model.config import ConfigFile, EnvSetting
+
+
+def _is_environ(node) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (isinstance(node, ast.Name) and node.id == "environ")
+
+
+def _const(node) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)) and not isinstance(node.value, bool):
+        return str(node.value)
+    return None
+
+
+class _Visitor:
+    def __init__(self, config: ConfigFile):
+        self.config = config
+
+    def add(self, key_node, value_node, scope: str, how: str, default: bool = False) -> None:
+        name = _const(key_node)
+        if not name or not name.startswith("NCCL_"):
+            return
+        column = key_node.col_offset + 1 + (1 if isinstance(key_node, ast.Constant) and isinstance(key_node.value, str) else 0)
+        self.config.settings.append(EnvSetting(
+            name, _const(value_node) if value_node is not None else None,
+            self.config.loc(key_node.lineno, column), scope, how, self.config.path,
+            raw=ast.get_source_segment(self._text, value_node) if value_node is not None else "",
+            default_only=default))
+
+    def body(self, statements, scope: str) -> None:
+        for statement in statements:
+            self.statement(statement, scope)
+
+    def statement(self, node, scope: str) -> None:
+        if isinstance(node, ast.If):
+            self.expressions(node.test, scope)
+            self.body(node.body, f"{scope}/if@{node.lineno}")
+            if node.orelse:
+                self.body(node.orelse, f"{scope}/else@{node.lineno}")
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.body(node.body, f"{scope}/fn:{node.name}")
+            return
+        if isinstance(node, ast.ClassDef):
+            self.body(node.body, f"{scope}/class:{node.name}")
+            return
+        if isinstance(node, ast.Try):
+            self.body(node.body, scope)
+            for handler in node.handlers:
+                self.body(handler.body, f"{scope}/except@{handler.lineno}")
+            self.body(node.orelse, scope)
+            self.body(node.finalbody, scope)
+            return
+        if isinstance(node, (ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith)):
+            self.body(node.body, scope)
+            self.body(getattr(node, "orelse", []), scope)
+            return
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript) and _is_environ(target.value):
+                    self.add(target.slice, node.value, scope, "os.environ")
+        self.expressions(node, scope)
+
+    def expressions(self, node, scope: str) -> None:
+        for child in ast.walk(node):
+            if not (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute)):
+                continue
+            owner, method = child.func.value, child.func.attr
+            if method in ("setdefault",) and _is_environ(owner) and child.args:
+                self.add(child.args[0], child.args[1] if len(child.args) > 1 else None, scope, "os.environ.setdefault", True)
+            elif method == "update" and _is_environ(owner):
+                for arg in child.args:
+                    if isinstance(arg, ast.Dict):
+                        for key, value in zip(arg.keys, arg.values):
+                            if key is not None:
+                                self.add(key, value, scope, "os.environ.update")
+                for keyword in child.keywords:
+                    if keyword.arg and keyword.arg.startswith("NCCL_"):
+                        fake = ast.Constant(keyword.arg)
+                        fake.lineno, fake.col_offset = keyword.lineno, keyword.col_offset - 1
+                        self.add(fake, keyword.value, scope, "os.environ.update")
+            elif method == "putenv" and isinstance(owner, ast.Name) and owner.id == "os" and len(child.args) == 2:
+                self.add(child.args[0], child.args[1], scope, "os.putenv")
+
+
+def parse_python(source: SourceFile) -> ConfigFile:
+    config = ConfigFile(path=source.path, format="python")
+    if "NCCL_" not in source.text:
+        return config
+    try:
+        tree = ast.parse(source.text, filename=source.path)
+    except SyntaxError as exc:
+        raise InputError(source.path, exc.lineno or 1, f"Python syntax error: {exc.msg}", exc.offset or 0) from None
+    visitor = _Visitor(config)
+    visitor._text = source.text
+    visitor.body(tree.body, "file")
+    return config

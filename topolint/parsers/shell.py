@@ -1,0 +1,495 @@
+"""Shell and Slurm scripts: NCCL settings and launch options, with the scope they apply to.
+
+Lines are joined at backslash-newline and split into words with ``shlex`` (quotes removed,
+``; && || | &`` and parentheses as separators). What is read:
+
+- ``export A=1``, ``declare -x A=1``, plain ``A=1``: the current scope;
+- ``A=1 cmd``, ``env A=1 cmd``, ``srun --export=A=1,...``, ``mpirun -x A=1``, ``-genv A 1``,
+  ``docker run -e A=1``: the scope of that one command (``.../step@LINE``);
+- ``#SBATCH --export=...`` and other ``#SBATCH`` options before the first command: scope ``job``;
+- if/elif/else and case branches are scopes of their own (``file/if@12``, ``file/else@12``);
+- launch options: ``--gpus-per-node``, ``--gres=gpu:N``, ``--nodes``, ``--nproc-per-node``,
+  ``--cpu-bind``, ``--gpu-bind``, ``--mem-bind``, numactl, taskset, ``CUDA_VISIBLE_DEVICES``.
+
+A line that cannot be split (arithmetic ``$((..))``, an unterminated quote) and heredoc bodies
+are skipped and listed with ``--verbose``; they are never an input error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+
+from topolint.inputs.source import SourceFile
+from topolint.model import config as cfg
+from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
+from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted
+
+_SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "|&", ";&", ";;&"}
+_LIST_VARS = {"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_ALGO", "NCCL_PROTO", "NCCL_DEBUG_SUBSYS",
+              "NCCL_OOB_NET_IFNAME", "CUDA_VISIBLE_DEVICES"}
+_MPI = {"mpirun", "mpiexec", "orterun", "prterun", "oshrun", "mpiexec.hydra"}
+_MPI_NOARG = {"--allow-run-as-root", "--oversubscribe", "--report-bindings", "-tag-output", "--tag-output",
+              "-genvall", "--display-map", "-v", "--verbose", "-q", "--quiet", "-l", "-prepend-rank",
+              "--noprefix", "-wdir", "--timestamp-output", "-bind-to-core", "-genvnone", "--merge-stderr-to-stdout"}
+_SRUN_NOARG = {"-l", "--label", "-u", "--unbuffered", "--exclusive", "--overlap", "-v", "--verbose", "-Q",
+               "--quiet", "--pty", "-K", "--kill-on-bad-exit", "-X", "--disable-status", "-Z", "--no-allocate",
+               "--exact", "-O", "--overcommit", "-s", "--oversubscribe", "--multi-prog", "-E",
+               "--preserve-env", "--mpi=pmix", "-H", "--hold", "--contiguous"}
+_SLURM_FACTS = {
+    "--gpus-per-node": cfg.GPUS_PER_NODE, "--nodes": cfg.NODES, "-N": cfg.NODES,
+    "--cpu-bind": cfg.CPU_BIND, "--cpu_bind": cfg.CPU_BIND, "--gpu-bind": cfg.GPU_BIND,
+    "--mem-bind": cfg.MEM_BIND, "--mem_bind": cfg.MEM_BIND,
+}
+
+
+class _ShellParser:
+    def __init__(self, source: SourceFile):
+        self.path = source.path
+        self.lines = source.text.splitlines()
+        self.config = ConfigFile(path=source.path, format="shell")
+        self.stack: list[tuple[str, str, int]] = [("file", "file", 0)]  # (kind, scope, opening line)
+        self.ids: set[str] = set()
+        self.pending_function: str | None = None
+        self.seen_command = False
+        self.cursor: Cursor | None = None
+        self.line = 0
+
+    # ---- scopes -------------------------------------------------------------------------------
+    @property
+    def scope(self) -> str:
+        return self.stack[-1][1]
+
+    def _new_id(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.ids:
+            k += 1
+            name = f"{base}.{k}"
+        self.ids.add(name)
+        return name
+
+    def _push(self, kind: str, label: str | None) -> None:
+        scope = self.scope if label is None else f"{self.scope}/{self._new_id(label)}"
+        self.stack.append((kind, scope, self.line))
+
+    def _pop(self, *kinds: str) -> None:
+        if len(self.stack) > 1 and self.stack[-1][0] in kinds:
+            self.stack.pop()
+
+    def _replace_branch(self, label: str) -> None:
+        if len(self.stack) > 1 and self.stack[-1][0] == "if":
+            kind, _, opened = self.stack.pop()
+            self.stack.append((kind, f"{self.scope}/{self._new_id(label.format(opened))}", opened))
+
+    # ---- lines --------------------------------------------------------------------------------
+    def parse(self) -> ConfigFile:
+        number = 0
+        total = len(self.lines)
+        while number < total:
+            text = self.lines[number]
+            first = number + 1
+            stripped = text.strip()
+            if not stripped or stripped.startswith("#"):
+                if stripped.startswith("#SBATCH") and not self.seen_command:
+                    self._sbatch(first, text)
+                number += 1
+                continue
+            while text.endswith("\\") and number + 1 < total:
+                number += 1
+                text = text[:-1] + " " + self.lines[number]
+            tokens, last = self._tokens(text, number)
+            if tokens is None:
+                self.config.skipped.append(SkippedLine(first, f"cannot split the line into words ({last})"))
+                number += 1
+                continue
+            number = last
+            self.line = first
+            self.cursor = Cursor(self.lines, first, number + 1)
+            if "$((" in text or "$[" in text:
+                self.config.skipped.append(SkippedLine(first, "arithmetic expansion $((..)) not analysed"))
+            else:
+                self._statement(tokens)
+            heredoc = self._heredoc(tokens)
+            number += 1
+            if heredoc:
+                end = number
+                while end < total and self.lines[end].strip() != heredoc:
+                    end += 1
+                if end > number:
+                    self.config.skipped.append(SkippedLine(number + 1, f"heredoc body (lines {number + 1}-{end}) not analysed"))
+                number = end + 1
+        return self.config
+
+    def _tokens(self, text: str, number: int) -> tuple[list[str] | None, object]:
+        """Words of a logical line; a quote left open continues on the next lines."""
+        for _ in range(200):
+            try:
+                lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
+                lexer.whitespace_split = True
+                return list(lexer), number
+            except ValueError as exc:
+                if number + 1 >= len(self.lines):
+                    return None, str(exc).lower()
+                number += 1
+                text += "\n" + self.lines[number]
+        return None, "line too long"
+
+    @staticmethod
+    def _heredoc(tokens: list[str]) -> str | None:
+        for i, token in enumerate(tokens[:-1]):
+            if token in ("<<", "<<-"):
+                return tokens[i + 1].lstrip("-")
+        return None
+
+    def _statement(self, tokens: list[str]) -> None:
+        words: list[str] = []
+        skip_next = False
+        for i, token in enumerate(tokens):
+            if skip_next:
+                skip_next = False
+                continue
+            if token == "()" and len(words) == 1:  # f() { ...; }: punctuation comes as one token
+                self.pending_function = words[0]
+                words = []
+                continue
+            if token in _SEPARATORS or token in (";;",):
+                if words and token == ")" and len(words) == 1 and self.stack[-1][0] in ("case", "branch"):
+                    self._pop("branch")
+                    self._push("branch", f"case@{self.stack[-1][2]}:{words[0]}")
+                    words = []
+                    continue
+                if token == "(" and len(words) == 1 and i + 1 < len(tokens) and tokens[i + 1] == ")":
+                    self.pending_function = words[0]
+                    words = []
+                    skip_next = True
+                    continue
+                self._command(words)
+                words = []
+                if token in (";;", ";&", ";;&"):
+                    self._pop("branch")
+                continue
+            if set(token) <= set("<>&|") and ("<" in token or ">" in token):
+                skip_next = True
+                continue
+            words.append(token)
+        self._command(words)
+
+    # ---- commands -----------------------------------------------------------------------------
+    def _command(self, words: list[str]) -> None:
+        while words:
+            head = words[0]
+            if head in ("then", "do", "!", "time", "exec", "command", "nohup", "builtin"):
+                words = words[1:]
+            elif head == "if":
+                self._push("if", f"if@{self.line}")
+                return
+            elif head == "elif":
+                self._replace_branch("elif@" + str(self.line))
+                return
+            elif head == "else":
+                self._replace_branch("else@{}")
+                words = words[1:]
+            elif head == "fi":
+                self._pop("if")
+                return
+            elif head == "case":
+                self._push("case", None)
+                return
+            elif head == "esac":
+                self._pop("branch")
+                self._pop("case")
+                return
+            elif head in ("for", "while", "until", "select"):
+                self._push("loop", None)
+                return
+            elif head == "done":
+                self._pop("loop")
+                return
+            elif head == "function" and len(words) >= 2:
+                self.pending_function = words[1].rstrip("()")
+                words = words[2:]
+            elif head == "{":
+                if self.pending_function:
+                    self._push("fn", f"fn:{self.pending_function}")
+                    self.pending_function = None
+                else:
+                    self._push("brace", None)
+                words = words[1:]
+            elif head == "}":
+                self._pop("fn", "brace")
+                words = words[1:]
+            else:
+                break
+        if not words:
+            return
+        self.seen_command = True
+        self._simple(words, self.scope)
+
+    def _simple(self, words: list[str], scope: str) -> None:
+        i = 0
+        while i < len(words) and ASSIGNMENT.match(words[i]):
+            i += 1
+        assigns, rest = words[:i], words[i:]
+        if not rest:
+            for word in assigns:
+                self._assign(word, scope, "assign")
+            return
+        step = self._step(scope) if assigns else scope
+        for word in assigns:
+            self._assign(word, step, "command")
+        self._run(rest, step)
+
+    def _step(self, scope: str) -> str:
+        if scope.rsplit("/", 1)[-1].startswith("step@"):
+            return scope
+        return f"{scope}/{self._new_id(f'step@{self.line}')}"
+
+    def _run(self, words: list[str], scope: str) -> None:
+        name = os.path.basename(words[0])
+        args = words[1:]
+        if name in ("export", "declare", "typeset", "readonly", "local"):
+            exported = name == "export" or any(a.startswith("-") and "x" in a for a in args)
+            for word in args:
+                if word.startswith("-"):
+                    continue
+                if ASSIGNMENT.match(word):
+                    self._assign(word, scope, "export" if exported else "assign")
+                elif exported and wanted(word):
+                    self._passthrough(word, scope, "export")
+        elif name == "env":
+            self._env(args, self._step(scope))
+        elif name == "srun":
+            self._srun(args, self._step(scope))
+        elif name in _MPI:
+            self._mpirun(args, self._step(scope))
+        elif name == "torchrun" or (name.startswith("python") and args[:2] in (["-m", "torch.distributed.run"],
+                                                                                ["-m", "torch.distributed.launch"])):
+            self._launcher(args, scope, {"--nproc-per-node": cfg.NPROC_PER_NODE, "--nproc_per_node": cfg.NPROC_PER_NODE,
+                                         "--nnodes": cfg.NODES})
+        elif name == "deepspeed":
+            self._launcher(args, scope, {"--num_gpus": cfg.NPROC_PER_NODE, "--num_nodes": cfg.NODES})
+        elif name == "numactl":
+            self._numactl(args, scope)
+        elif name == "taskset":
+            self._taskset(args, scope)
+        elif name in ("docker", "podman") and args[:1] == ["run"]:
+            self._docker_run(args[1:], self._step(scope))
+
+    # ---- settings -----------------------------------------------------------------------------
+    def _assign(self, word: str, scope: str, how: str, line: int | None = None, column: int | None = None) -> None:
+        name, raw = ASSIGNMENT.match(word).groups()
+        if name == "CUDA_VISIBLE_DEVICES":
+            where = self.cursor.find(name, assignment=True)
+            value, _ = shell_value(name, raw)
+            self.config.launch.append(LaunchFact(cfg.CUDA_VISIBLE_DEVICES, value if value is not None else "$",
+                                                 self.config.loc(*where), scope, word))
+            return
+        if not wanted(name):
+            return
+        if line is None:
+            line, column = self.cursor.find(name, assignment=True)
+        value, default = shell_value(name, raw)
+        self.config.settings.append(EnvSetting(name, value, self.config.loc(line, column), scope, how,
+                                               self.path, raw=word, default_only=default))
+
+    def _passthrough(self, name: str, scope: str, how: str) -> None:
+        line, column = self.cursor.find(name)
+        self.config.settings.append(EnvSetting(name, None, self.config.loc(line, column), scope, how,
+                                               self.path, raw=name, passthrough=True))
+
+    def _fact(self, kind: str, value: str, scope: str, option: str) -> None:
+        line, column = self.cursor.find(option.split("=", 1)[0]) if self.cursor else (self.line, 0)
+        self.config.launch.append(LaunchFact(kind, value, self.config.loc(line, column), scope, option))
+
+    def _export_list(self, value: str, scope: str, how: str) -> None:
+        """Slurm ``--export=ALL,A=1,B=x,y``: a comma inside a list-valued variable continues it."""
+        items: list[str] = []
+        for part in value.split(","):
+            if items and not ASSIGNMENT.match(part) and ASSIGNMENT.match(items[-1]) \
+                    and ASSIGNMENT.match(items[-1]).group(1) in _LIST_VARS and not re.fullmatch(r"[A-Z_][A-Z0-9_]*", part):
+                items[-1] += "," + part
+            else:
+                items.append(part)
+        for item in items:
+            if ASSIGNMENT.match(item):
+                self._assign(item, scope, how)
+            elif wanted(item):
+                self._passthrough(item, scope, how)
+
+    # ---- #SBATCH ------------------------------------------------------------------------------
+    def _sbatch(self, number: int, text: str) -> None:
+        body = text.strip()[len("#SBATCH"):]
+        try:
+            words = shlex.split(body, comments=True)
+        except ValueError:
+            self.config.skipped.append(SkippedLine(number, "cannot split the #SBATCH line"))
+            return
+        self.line = number
+        self.cursor = Cursor(self.lines, number, number)
+        for option, value in _options(words, set()):
+            self._slurm_option(option, value, "job", "sbatch-export")
+
+    def _slurm_option(self, option: str, value: str | None, scope: str, how: str) -> None:
+        if value is None:
+            return
+        if option == "--export":
+            self.cursor.find("--export")
+            self._export_list(value, scope, how)
+        elif option in _SLURM_FACTS:
+            self._fact(_SLURM_FACTS[option], value, scope, option)
+        elif option == "--gres":
+            match = re.search(r"(?:^|,)gpu(?::[A-Za-z0-9_.-]+)?:(\d+)", value)
+            if match:
+                self._fact(cfg.GPUS_PER_NODE, match.group(1), scope, option)
+
+    # ---- launchers ----------------------------------------------------------------------------
+    def _env(self, args: list[str], scope: str) -> None:
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            i += 2 if args[i] in ("-u", "--unset", "-C", "--chdir", "-S") else 1
+        while i < len(args) and ASSIGNMENT.match(args[i]):
+            self._assign(args[i], scope, "env")
+            i += 1
+        if i < len(args):
+            self._run(args[i:], scope)
+
+    def _srun(self, args: list[str], scope: str) -> None:
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            word = args[i]
+            option, _, value = word.partition("=")
+            if not value and word not in _SRUN_NOARG and i + 1 < len(args):
+                value = args[i + 1]
+                i += 1
+            self._slurm_option(option, value or None, scope, "srun-export")
+            i += 1
+        if i < len(args):
+            self._run(args[i:], scope)
+
+    def _mpirun(self, args: list[str], scope: str) -> None:
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            word = args[i]
+            if word == "-x" and i + 1 < len(args):
+                target = args[i + 1]
+                if ASSIGNMENT.match(target):
+                    self._assign(target, scope, "mpirun-x")
+                elif wanted(target):
+                    self._passthrough(target, scope, "mpirun-x")
+                i += 2
+            elif word in ("-genv", "-env", "--env") and i + 1 < len(args):
+                target = args[i + 1]
+                if ASSIGNMENT.match(target):
+                    self._assign(target, scope, "mpirun-genv")
+                    i += 2
+                elif i + 2 < len(args):
+                    if wanted(target):
+                        line, column = self.cursor.find(target)
+                        value, default = shell_value(target, args[i + 2])
+                        self.config.settings.append(EnvSetting(
+                            target, value, self.config.loc(line, column), scope, "mpirun-genv", self.path,
+                            raw=f"{word} {target} {args[i + 2]}", default_only=default))
+                    i += 3
+                else:
+                    i += 2
+            elif word in ("--mca", "-mca", "--gmca", "-gmca"):
+                i += 3
+            elif word in ("-np", "-n", "-N", "--npernode", "-npernode", "-ppn") and i + 1 < len(args):
+                if word in ("-N", "--npernode", "-npernode", "-ppn"):
+                    self._fact(cfg.NPROC_PER_NODE, args[i + 1], scope, word)
+                i += 2
+            elif "=" in word or word in _MPI_NOARG:
+                i += 1
+            else:
+                i += 2
+        if i < len(args):
+            self._run(args[i:], scope)
+
+    def _launcher(self, args: list[str], scope: str, wanted_options: dict[str, str]) -> None:
+        for option, value in _options(args, set()):
+            if option in wanted_options and value is not None:
+                self._fact(wanted_options[option], value, scope, option)
+
+    def _numactl(self, args: list[str], scope: str) -> None:
+        binds: dict[str, str] = {}
+        names = {"--cpunodebind": "cpunodebind", "-N": "cpunodebind", "--membind": "membind", "-m": "membind",
+                 "--physcpubind": "physcpubind", "-C": "physcpubind", "--preferred": "membind",
+                 "-p": "membind", "--interleave": "interleave", "-i": "interleave"}
+        i = 0
+        first = None
+        while i < len(args) and args[i].startswith("-"):
+            word = args[i]
+            option, eq, value = word.partition("=")
+            if not eq and option in names and i + 1 < len(args):
+                value = args[i + 1]
+                i += 1
+            elif not eq and option[:2] in names and len(option) > 2:  # -N0
+                option, value = option[:2], option[2:]
+            if option in names and value:
+                binds[names[option]] = value
+                first = first or option
+            i += 1
+        if binds:
+            self._fact(cfg.NUMACTL, ";".join(f"{k}={v}" for k, v in binds.items()), scope, first)
+        if i < len(args):
+            self._run(args[i:], scope)
+
+    def _taskset(self, args: list[str], scope: str) -> None:
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            i += 1
+        if i < len(args):
+            self._fact(cfg.TASKSET, args[i], scope, "taskset")
+            if i + 1 < len(args):
+                self._run(args[i + 1:], scope)
+
+    def _docker_run(self, args: list[str], scope: str) -> None:
+        self.config.scopes[scope] = "docker-run"
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            option, eq, value = args[i].partition("=")
+            takes = option not in ("--privileged", "--rm", "-it", "-i", "-t", "-d", "--detach", "--init")
+            if not eq and takes and i + 1 < len(args):
+                value = args[i + 1]
+                i += 1
+            i += 1
+            if option in ("-e", "--env") and ASSIGNMENT.match(value):
+                self._assign(value, scope, "docker-env")
+            elif option == "--shm-size":
+                self._fact(cfg.SHM_SIZE, value, scope, option)
+            elif option == "--ulimit" and value.startswith("memlock"):
+                self._fact(cfg.ULIMIT_MEMLOCK, value.split("=", 1)[-1], scope, option)
+            elif option == "--device" and "infiniband" in value:
+                self._fact(cfg.RDMA_DEVICE, value, scope, option)
+            elif option == "--cap-add":
+                self._fact(cfg.CAPABILITY, value.upper(), scope, option)
+            elif option == "--privileged":
+                self._fact(cfg.PRIVILEGED, "true", scope, option)
+            elif option == "--ipc" and value == "host":
+                self._fact(cfg.IPC_HOST, "true", scope, option)
+            elif option == "--gpus":
+                self._fact(cfg.GPUS_PER_POD, value, scope, option)
+
+
+def _options(words: list[str], noarg: set[str]):
+    """(option, value) pairs of ``--opt=v``, ``--opt v``, ``-o v`` words; stops at nothing."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if not word.startswith("-"):
+            i += 1
+            continue
+        option, eq, value = word.partition("=")
+        if not eq:
+            if word not in noarg and i + 1 < len(words) and not words[i + 1].startswith("-"):
+                value = words[i + 1]
+                i += 1
+            else:
+                value = None
+        yield option, value
+        i += 1
+
+
+def parse_shell(source: SourceFile) -> ConfigFile:
+    return _ShellParser(source).parse()
