@@ -142,3 +142,30 @@ def test_nic_directly_under_cpu_is_phb():
     s = system([gpu("0001:00:00.0", 0), xml_nic])
     assert net_path(s, "0001:00:00.0", "eth0").type == "PHB"
     assert not s.is_fabric(next(iter(s.nets)))
+
+
+def test_paths_are_shared_between_identical_nodes_only():
+    one = system([bridge("0000:10:00.0", gpu("0000:11:00.0", 0), nic("0000:12:00.0", "mlx5_0"))])
+    twin = system([bridge("0000:10:00.0", gpu("0000:11:00.0", 0), nic("0000:12:00.0", "mlx5_9"))])
+    other = system([bridge("0000:10:00.0", gpu("0000:11:00.0", 0)), nic("0000:12:00.0", "mlx5_0")])
+    assert twin.raw_paths is one.raw_paths  # names do not change paths
+    assert other.raw_paths is not one.raw_paths
+    assert net_path(other, "0000:11:00.0", "mlx5_0").type == "PHB"
+    assert net_path(twin, "0000:11:00.0", "mlx5_9").type == "PIX"
+
+
+def test_graph_is_available_as_networkx_for_node_and_cluster():
+    import networkx as nx
+
+    from topolint.model.cluster import cluster_graph
+    from topolint.model.node import NodeModel
+
+    s = system([bridge("0000:10:00.0", gpu("0000:11:00.0", 0, nvs()), nic("0000:12:00.0", "mlx5_0"))])
+    graph = s.graph
+    assert isinstance(graph, nx.DiGraph)
+    assert graph.edges[gpu_id("0000:11:00.0"), ("nvs", 0)]["type"] == "NVL"
+    assert graph.nodes[("pci", "0000:10:00.0")]["kind"] == "pci"
+    nodes = [NodeModel(name=host, topologies=[s.topology]) for host in ("a", "b")]
+    cluster = cluster_graph(nodes, s.version)
+    assert cluster.number_of_nodes() == 2 * graph.number_of_nodes()
+    assert cluster.nodes[("b", "gpu", "0000:11:00.0")]["host"] == "b"

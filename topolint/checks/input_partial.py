@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pydantic import BaseModel
 
 from topolint.engine.finding import Hit
-from topolint.model.facts import Location
+from topolint.model.facts import Location, build
 from topolint.model.matrix import topo_matrices
 from topolint.model.node import file_entity
 
@@ -46,7 +46,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
         if matrix.cut_line:
             fields["missing"] += f" (line {matrix.cut_line} was cut inside its row and dropped)"
             evidence.append(f"{matrix.path}:{matrix.cut_line}: row cut inside its cells (dropped)")
-        location = Location.model_construct(path=matrix.path, line=last.loc.line, column=1)
+        location = build(Location, path=matrix.path, line=last.loc.line, column=1)
         if matrix.restricted is not None:
             variant = "cgroup"
             location = matrix.header_loc

@@ -10,7 +10,7 @@ from topolint.checks import load_check
 from topolint.engine.finding import Finding, Hit, entity_fingerprint
 from topolint.engine.rule import RuleDefinition, RuleError
 from topolint.inputs.collect import Collection
-from topolint.model.facts import Location
+from topolint.model.facts import Location, build
 from topolint.model.nccl_version import NcclVersion
 from topolint.model.node import NodeModel, file_entity
 
@@ -86,7 +86,7 @@ def input_findings(rules: dict[str, RuleDefinition], collection: Collection) -> 
     for problem in collection.problems:
         hit = Hit(
             entity=file_entity(problem.node, problem.path),
-            location=Location.model_construct(path=problem.path, line=problem.line, column=problem.column),
+            location=build(Location, path=problem.path, line=problem.line, column=problem.column),
             fields={"path": problem.path, "line": problem.line, "problem": problem.message},
         )
         findings.append(to_finding(rules[problem.code], problem.node, hit))

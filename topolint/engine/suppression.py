@@ -36,7 +36,7 @@ from pathlib import PurePath
 from topolint.engine.finding import Finding, Hit
 from topolint.engine.rule import RuleDefinition
 from topolint.inputs.source import SourceFile
-from topolint.model.facts import Location
+from topolint.model.facts import Location, build
 from topolint.parsers.xmlsafe import LineIndex
 
 TL004 = "TL004"
@@ -299,7 +299,7 @@ def apply(findings: list[Finding], sources: dict[str, SourceFile], rules: list[R
         ran_here = ran.get(node, set())
 
         def hit(entity_suffix: str, line: int, column: int, variant: str, **fields) -> Finding:
-            location = Location.model_construct(path=path, line=line, column=column)
+            location = build(Location, path=path, line=line, column=column)
             return to_finding(by_code[TL004], node, Hit(entity=f"{file_entity(node, path)}#{entity_suffix}",
                                                         location=location, fields=fields, variant=variant))
 

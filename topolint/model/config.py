@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from topolint.model.facts import Location
+from topolint.model.facts import Location, build
 
 # Launch fact kinds.
 GPUS_PER_POD = "gpus-per-pod"  # nvidia.com/gpu, compose device count, docker --gpus
@@ -87,7 +87,7 @@ class ConfigFile:
         return bool(self.settings or self.launch)
 
     def loc(self, line: int, column: int = 0) -> Location:
-        return Location.model_construct(path=self.path, line=max(line, 1), column=max(column, 0))
+        return build(Location, path=self.path, line=max(line, 1), column=max(column, 0))
 
 
 def scope_contains(outer: str, inner: str) -> bool:

@@ -1,7 +1,7 @@
 """Typed facts that parsers produce. Every fact remembers where it came from.
 
-Parsers build these with ``model_construct`` (no re-validation of every value on the hot path);
-the schema is still the pydantic model, and tests validate parser output against it.
+Parsers build these with ``build`` (no validation of every value on the hot path); the schema is
+still the pydantic model, and tests validate parser output against it.
 """
 
 from __future__ import annotations
@@ -12,6 +12,39 @@ from pydantic import BaseModel, ConfigDict, Field
 
 DeviceKind = Literal["gpu", "nic", "bridge", "nvswitch", "cpu", "other", "unknown"]
 TopologyKind = Literal["dump", "static"]
+
+
+_FIELD_DEFAULTS: dict[type, tuple[dict, tuple]] = {}
+
+
+def build(cls, **values):
+    """``cls.model_construct(**values)`` at a fraction of its cost, for parsers' hot paths.
+
+    Like model_construct it trusts its input; mutable defaults ([] / {}) are fresh per object.
+    """
+    spec = _FIELD_DEFAULTS.get(cls)
+    if spec is None:
+        constants, fresh = {}, []
+        for name, info in cls.model_fields.items():
+            if info.is_required():
+                continue
+            default = info.get_default(call_default_factory=True)
+            if isinstance(default, (list, dict, set)):
+                fresh.append((name, type(default)))
+            else:
+                constants[name] = default
+        spec = _FIELD_DEFAULTS[cls] = (constants, tuple(fresh))
+    constants, fresh = spec
+    data = {**constants, **values}
+    for name, factory in fresh:
+        if name not in values:
+            data[name] = factory()
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", data)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
 
 
 class Fact(BaseModel):
@@ -216,4 +249,4 @@ class TopoMatrix(Fact):
 
     def cell_loc(self, row: MatrixRow, column: int) -> Location:
         col = row.cell_columns[column] if column < len(row.cell_columns) else 0
-        return Location.model_construct(path=row.loc.path, line=row.loc.line, column=col)
+        return build(Location, path=row.loc.path, line=row.loc.line, column=col)

@@ -3,7 +3,8 @@
 Nodes follow NCCL's types (GPU, PCI, NVS, CPU, NIC, NET); links carry a type and a bandwidth
 in GB/s. Paths are found as ncclTopoSetPaths does: breadth first, fewest hops, then most
 bandwidth, the type being the worst step; then P2C merging, PXN routes and the GDR decision
-(nccl-formats.md 1.4-1.6). networkx is imported here, and only when a rule asks for a graph.
+(nccl-formats.md 1.4-1.6). Path search runs on plain dicts; ``System.graph`` gives the same graph
+as a networkx DiGraph, importing networkx only then.
 """
 
 from __future__ import annotations
@@ -12,9 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-import networkx as nx
-
-from topolint.model.facts import Cpu, Gpu, Net, Nic, PciDevice, TopologyFile
+from topolint.model.facts import Cpu, Gpu, Net, Nic, PciDevice, TopologyFile, build
 from topolint.model.nccl_version import NcclVersion
 from topolint.model.pcie import link_bandwidth_gbs
 
@@ -64,17 +63,63 @@ def net_id(nic_index: int, net_index: int) -> tuple:
     return ("net", nic_index, net_index)
 
 
+# Path tables by System.signature: a cluster's identical nodes share one computation.
+_PATHS: dict[tuple, dict] = {}
+
+
 class System:
     """NCCL's view of one topology file for one NCCL version."""
 
     def __init__(self, topology: TopologyFile, version: NcclVersion):
         self.topology = topology
         self.version = version
-        self.graph = nx.DiGraph()
         self.pci_by_bus: dict[str, PciDevice] = topology.pci_by_bus()
         self.gpus: dict[str, Gpu] = {g.bus_id: g for g in topology.gpus}
         self.nets: dict[tuple, tuple[Nic, Net]] = {}
+        self._nic_nodes: dict[int, tuple] = {}
+        for nic_index, nic in enumerate(topology.nics):
+            self._nic_nodes[nic_index] = ("nic", nic.bus_id) if nic.bus_id else ("nic", f"cpu{nic.cpu_index}#{nic_index}")
+            # A NIC stated only by its PCI class (partial files) still is an endpoint.
+            nets = nic.nets or [build(Net, name=None, dev=None, speed_mbps=None, port=None,
+                                      gdr=None, guid=None, attrs={}, loc=nic.loc)]
+            for net_index, net in enumerate(nets):
+                self.nets[net_id(nic_index, net_index)] = (nic, net)
+
+    @cached_property
+    def links(self) -> dict[tuple, dict[tuple, dict]]:
+        """Adjacency: node -> remote -> {"type", "bw"}. Plain dicts keep path search cheap."""
+        self._adj: dict[tuple, dict[tuple, dict]] = {}
         self._build()
+        return self._adj
+
+    @cached_property
+    def graph(self):
+        """The same graph as a networkx DiGraph, for whoever wants to analyse or draw it."""
+        import networkx as nx
+
+        graph = nx.DiGraph()
+        for node, remotes in self.links.items():
+            graph.add_node(node, kind=node[0])
+            for remote, link in remotes.items():
+                graph.add_edge(node, remote, **link)
+        return graph
+
+    @cached_property
+    def signature(self) -> tuple:
+        """Everything paths depend on. Nodes of one cluster mostly share it, so their paths are
+        computed once (host hashes reduced to which CPUs share a host; names left out)."""
+        topo = self.topology
+        hosts = {}
+        return (
+            str(self.version),
+            tuple((c.index, hosts.setdefault(c.host_hash, len(hosts)), c.arch, c.vendor, c.model_id)
+                  for c in topo.cpus),
+            tuple((p.bus_id, p.kind, p.parent_bus_id, p.cpu_index, p.link_speed, p.link_width) for p in topo.pci),
+            tuple((g.bus_id, g.sm, g.gdr, g.cpu_index,
+                   tuple((n.target, n.count, n.tclass) for n in g.nvlinks),
+                   tuple((c.bw_mbps, c.count) for c in g.c2c)) for g in topo.gpus),
+            tuple((nic.bus_id, nic.cpu_index, tuple((n.speed_mbps, n.gdr) for n in nic.nets)) for nic in topo.nics),
+        )
 
     # ---- construction -------------------------------------------------------------------------
     def _node_for_pci(self, pci: PciDevice) -> tuple:
@@ -86,37 +131,32 @@ class System:
 
     def _link(self, a: tuple, b: tuple, link_type: str, bw: float, both: bool = True) -> None:
         for u, v in ((a, b), (b, a)) if both else ((a, b),):
-            if self.graph.has_edge(u, v) and self.graph.edges[u, v]["type"] == link_type:
-                self.graph.edges[u, v]["bw"] += bw  # NCCL adds bandwidth of repeated links
+            remotes = self._adj.setdefault(u, {})
+            self._adj.setdefault(v, {})
+            if v in remotes and remotes[v]["type"] == link_type:
+                remotes[v]["bw"] += bw  # NCCL adds bandwidth of repeated links
             else:
-                self.graph.add_edge(u, v, type=link_type, bw=bw)
+                remotes[v] = {"type": link_type, "bw": bw}
 
     def _build(self) -> None:
-        topo, version = self.topology, self.version
+        topo, version, adj = self.topology, self.version, self._adj
         for cpu in topo.cpus:
-            self.graph.add_node(("cpu", cpu.index), kind="cpu")
+            adj.setdefault(("cpu", cpu.index), {})
         for pci in topo.pci:
             node = self._node_for_pci(pci)
-            self.graph.add_node(node, kind=node[0])
+            adj.setdefault(node, {})
             parent = ("cpu", pci.cpu_index) if pci.parent_bus_id is None else self._node_for_pci(
                 self.pci_by_bus[pci.parent_bus_id]
             )
             bw = link_bandwidth_gbs(pci.link_speed, pci.link_width, version)
             self._link(node, parent, "PCI", bw)
         for nic_index, nic in enumerate(topo.nics):
-            nic_node = ("nic", nic.bus_id) if nic.bus_id else ("nic", f"cpu{nic.cpu_index}#{nic_index}")
+            nic_node = self._nic_nodes[nic_index]
             if not nic.bus_id:
-                self.graph.add_node(nic_node, kind="nic")
                 self._link(nic_node, ("cpu", nic.cpu_index), "PCI", LOC_BW)
-            # A NIC stated only by its PCI class (partial files) still is an endpoint.
-            nets = nic.nets or [Net.model_construct(name=None, dev=None, speed_mbps=None, port=None,
-                                                    gdr=None, guid=None, attrs={}, loc=nic.loc)]
-            for net_index, net in enumerate(nets):
-                node = net_id(nic_index, net_index)
-                self.nets[node] = (nic, net)
-                self.graph.add_node(node, kind="net")
-                speed = net.speed_mbps if net.speed_mbps and net.speed_mbps > 0 else 10000
-                self._link(nic_node, node, "NET", speed / 8000.0)
+        for node, (nic, net) in self.nets.items():
+            speed = net.speed_mbps if net.speed_mbps and net.speed_mbps > 0 else 10000
+            self._link(self._nic_nodes[node[1]], node, "NET", speed / 8000.0)
         self._connect_cpus()
         for gpu in topo.gpus:
             self._add_gpu_links(gpu)
@@ -143,7 +183,6 @@ class System:
             elif tclass.startswith(CPU_CLASS):
                 self._link(node, ("cpu", gpu.cpu_index), "NVL", count * per_link)
             else:
-                self.graph.add_node(("nvs", 0), kind="nvs")
                 self._link(node, ("nvs", 0), "NVL", count * per_link)
         for c2c in gpu.c2c:
             if c2c.bw_mbps and c2c.count:
@@ -172,7 +211,7 @@ class System:
             following = []
             for node in frontier:
                 path = paths[node]
-                for remote, link in self.graph.adj[node].items():
+                for remote, link in self.links.get(node, {}).items():
                     # Routing through a GPU is allowed only as one NVLink hop to another GPU.
                     if node != source and node[0] == "gpu" and (
                         link["type"] != "NVL" or remote[0] != "gpu" or path.hops > 1
@@ -204,7 +243,10 @@ class System:
 
     @cached_property
     def raw_paths(self) -> dict[str, dict[tuple, Path]]:
-        return {bus: self.paths_from(gpu_id(bus)) for bus in self.gpus}
+        cached = _PATHS.get(("raw", self.signature))
+        if cached is None:
+            cached = _PATHS[("raw", self.signature)] = {bus: self.paths_from(gpu_id(bus)) for bus in self.gpus}
+        return cached
 
     def gpu_cpu_path(self, gpu: Gpu) -> Path | None:
         return self.raw_paths[gpu.bus_id].get(("cpu", gpu.cpu_index))
@@ -226,6 +268,12 @@ class System:
     @cached_property
     def gpu_net_paths(self) -> dict[str, dict[tuple, Path]]:
         """Final GPU to NET paths: P2C merged, PXN routes applied (ncclTopoComputePaths)."""
+        cached = _PATHS.get(("net", self.signature))
+        if cached is None:
+            cached = _PATHS[("net", self.signature)] = self._gpu_net_paths()
+        return cached
+
+    def _gpu_net_paths(self) -> dict[str, dict[tuple, Path]]:
         direct = {
             bus: {net: self._merged(self.gpus[bus], net, p) for net, p in paths.items() if net[0] == "net"}
             for bus, paths in self.raw_paths.items()

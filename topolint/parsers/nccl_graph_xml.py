@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from topolint.inputs.source import SourceFile
-from topolint.model.facts import GraphChannel, GraphFile, Location, NcclGraph
+from topolint.model.facts import GraphChannel, GraphFile, Location, NcclGraph, build
 from topolint.parsers.xmlsafe import parse_xml
 
 _GRAPH_KINDS = {"0": "ring", "1": "tree", "2": "collnet-chain", "3": "nvls", "4": "collnet-direct"}
@@ -21,7 +21,7 @@ def parse_graph(source: SourceFile) -> GraphFile:
     graphs = []
     for graph_el in root.iter("graph"):
         channels = [
-            GraphChannel.model_construct(
+            build(GraphChannel, 
                 gpus=[int(g.get("dev", "0"), 0) if g.get("dev", "").startswith("0x") else int(g.get("dev", "0") or 0)
                       for g in ch.iter("gpu") if (g.get("dev") or "").replace("x", "").isalnum()],
                 nets=[n.get("dev", "") for n in ch.iter("net")],
@@ -29,7 +29,7 @@ def parse_graph(source: SourceFile) -> GraphFile:
             for ch in graph_el.iter("channel")
         ]
         graphs.append(
-            NcclGraph.model_construct(
+            build(NcclGraph, 
                 graph_id=graph_el.get("id"),
                 pattern=graph_el.get("pattern"),
                 nchannels=len(channels),
@@ -38,14 +38,14 @@ def parse_graph(source: SourceFile) -> GraphFile:
                 speed_intra=_float(graph_el.get("speedintra")),
                 speed_inter=_float(graph_el.get("speedinter")),
                 channels=channels,
-                loc=Location.model_construct(path=source.path, line=graph_el.sourceline or 1, column=0),
+                loc=build(Location, path=source.path, line=graph_el.sourceline or 1, column=0),
             )
         )
-    return GraphFile.model_construct(
+    return build(GraphFile, 
         path=source.path,
         version=root.get("version"),
         graphs=graphs,
-        loc=Location.model_construct(path=source.path, line=root.sourceline or 1, column=0),
+        loc=build(Location, path=source.path, line=root.sourceline or 1, column=0),
     )
 
 

@@ -9,6 +9,7 @@ from lxml import etree
 
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import (
+    build,
     C2cLink,
     Cpu,
     Gpu,
@@ -70,11 +71,11 @@ class _Walker:
         tags = tags[offset:]
         for i, element in enumerate(elements):
             if i < len(tags) and tags[i].tag == element.tag:
-                self.positions[element] = Location.model_construct(
+                self.positions[element] = build(Location, 
                     path=source.path, line=tags[i].line, column=tags[i].column
                 )
             else:
-                self.positions[element] = Location.model_construct(
+                self.positions[element] = build(Location, 
                     path=source.path, line=element.sourceline or 1, column=0
                 )
         self.element_count = len(elements)
@@ -94,7 +95,7 @@ class _Walker:
         for element in self.positions:
             empty = [k for k, v in element.attrib.items() if v.strip() == ""]
             self.stats.append(
-                XmlElementStat.model_construct(
+                build(XmlElementStat, 
                     tag=element.tag,
                     child_count=len(self.children(element)),
                     empty_attrs=empty,
@@ -105,7 +106,7 @@ class _Walker:
             cpu_index = len(self.cpus)
             a = dict(cpu_el.attrib)
             self.cpus.append(
-                Cpu.model_construct(
+                build(Cpu, 
                     index=cpu_index,
                     numa_id=_int(a.get("numaid")),
                     affinity=a.get("affinity"),
@@ -139,7 +140,7 @@ class _Walker:
             if kind == "unknown" and pci_children:
                 kind = "bridge"
         self.pci.append(
-            PciDevice.model_construct(
+            build(PciDevice, 
                 bus_id=bus_id,
                 kind=kind,
                 pci_class=a.get("class"),
@@ -160,7 +161,7 @@ class _Walker:
                 self.add_gpu(gpu_el, bus_id, cpu_index)
         elif kind == "gpu":  # partial file: only the class says it is a GPU
             self.gpus.append(
-                Gpu.model_construct(
+                build(Gpu, 
                     bus_id=bus_id, dev=None, sm=None, rank=None, gdr=None, cpu_index=cpu_index,
                     nvlinks=[], c2c=[], attrs={}, loc=self.loc(element),
                 )
@@ -170,7 +171,7 @@ class _Walker:
                 self.add_nic(nic_el, cpu_index, bus_id)
         elif kind == "nic":
             self.nics.append(
-                Nic.model_construct(bus_id=bus_id, cpu_index=cpu_index, nets=[], loc=self.loc(element))
+                build(Nic, bus_id=bus_id, cpu_index=cpu_index, nets=[], loc=self.loc(element))
             )
         for child in pci_children:
             self.walk_pci(child, cpu_index, bus_id)
@@ -178,7 +179,7 @@ class _Walker:
     def add_gpu(self, element: etree._Element, bus_id: str, cpu_index: int) -> None:
         a = dict(element.attrib)
         nvlinks = [
-            NvLink.model_construct(
+            build(NvLink, 
                 target=(n.get("target") or "").lower() or None,
                 count=_int(n.get("count")),
                 tclass=n.get("tclass"),
@@ -188,11 +189,11 @@ class _Walker:
             for n in self.children(element, "nvlink")
         ]
         c2c = [
-            C2cLink.model_construct(bw_mbps=_int(c.get("bw")), count=_int(c.get("count")), loc=self.loc(c))
+            build(C2cLink, bw_mbps=_int(c.get("bw")), count=_int(c.get("count")), loc=self.loc(c))
             for c in self.children(element, "c2c")
         ]
         self.gpus.append(
-            Gpu.model_construct(
+            build(Gpu, 
                 bus_id=bus_id,
                 dev=_int(a.get("dev")),
                 sm=_int(a.get("sm")),
@@ -211,7 +212,7 @@ class _Walker:
         for net_el in self.children(element, "net"):
             a = dict(net_el.attrib)
             nets.append(
-                Net.model_construct(
+                build(Net, 
                     name=a.get("name"),
                     dev=_int(a.get("dev")),
                     speed_mbps=_int(a.get("speed")),
@@ -223,7 +224,7 @@ class _Walker:
                 )
             )
         self.nics.append(
-            Nic.model_construct(bus_id=bus_id, cpu_index=cpu_index, nets=nets, loc=self.loc(element))
+            build(Nic, bus_id=bus_id, cpu_index=cpu_index, nets=nets, loc=self.loc(element))
         )
 
 
@@ -252,9 +253,9 @@ def parse_topology(source: SourceFile) -> TopologyFile:
     system_loc = walker.loc(root)
 
     def at(line: int) -> Location:
-        return Location.model_construct(path=source.path, line=line, column=0)
+        return build(Location, path=source.path, line=line, column=0)
 
-    return TopologyFile.model_construct(
+    return build(TopologyFile, 
         path=source.path,
         kind=_classify(walker),
         version=root.get("version"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from topolint.inputs.source import InputError, SourceFile
-from topolint.model.facts import Location, MatrixRow, TopoMatrix
+from topolint.model.facts import Location, MatrixRow, TopoMatrix, build
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 AFFINITY_NAMES = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
@@ -168,10 +168,10 @@ def parse_matrix(source: SourceFile) -> TopoMatrix:
             gpu_count += 1
         else:
             index = nic_positions.get(label, len(rows) - gpu_count)
-        loc = Location.model_construct(path=path, line=number + 1, column=label_col + 1)
+        loc = build(Location, path=path, line=number + 1, column=label_col + 1)
         for col in fixed:
-            repaired.append(Location.model_construct(path=path, line=number + 1, column=col + 1))
-        rows.append(MatrixRow.model_construct(
+            repaired.append(build(Location, path=path, line=number + 1, column=col + 1))
+        rows.append(build(MatrixRow, 
             label=label,
             kind=kind,
             index=index,
@@ -187,7 +187,7 @@ def parse_matrix(source: SourceFile) -> TopoMatrix:
     nic_names, legend = _parse_nic_legend(lines, end)
     present = {r.label for r in rows}
     missing = [c for c in columns if c not in present]
-    matrix = TopoMatrix.model_construct(
+    matrix = build(TopoMatrix, 
         path=path,
         kind="p2p" if is_p2p else "topo",
         columns=columns,
@@ -200,7 +200,7 @@ def parse_matrix(source: SourceFile) -> TopoMatrix:
         cut_line=cut_line,
         repaired=repaired,
         restricted=None,
-        header_loc=Location.model_construct(path=path, line=head + 1, column=1),
+        header_loc=build(Location, path=path, line=head + 1, column=1),
     )
     if not is_p2p:
         from topolint.model.matrix import restricted_view
