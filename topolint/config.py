@@ -48,7 +48,7 @@ class Config(BaseModel):
     """topolint configuration (`.topolint.toml`, or `[tool.topolint]` in pyproject.toml)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, alias_generator=_kebab, populate_by_name=True,
-                              title="topolint configuration")
+                              title="topolint configuration", defer_build=True)
 
     select: Optional[list[str]] = Field(
         default=None, description="Rules to enable (codes, prefixes, categories, slugs or ALL). "

@@ -23,7 +23,7 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 class RuleDocs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     what: str = Field(min_length=1)
     why: str = Field(min_length=1)
@@ -34,7 +34,7 @@ class RuleDocs(BaseModel):
 
 
 class RuleDefinition(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     code: str = Field(pattern=r"^[A-Z]+[0-9]{3}$")
     slug: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")

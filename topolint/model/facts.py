@@ -48,7 +48,7 @@ def build(cls, **values):
 
 
 class Fact(BaseModel):
-    model_config = ConfigDict(frozen=False, extra="forbid")
+    model_config = ConfigDict(frozen=False, extra="forbid", defer_build=True)
 
 
 class Location(Fact):

@@ -10,7 +10,6 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from lxml import etree
 
 from topolint.inputs.source import InputError
 
@@ -21,7 +20,9 @@ _TOKEN = re.compile(
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
-def _parser() -> etree.XMLParser:
+def _parser():
+    from lxml import etree  # only when XML is parsed: the suppression scanner needs none of it
+
     return etree.XMLParser(
         resolve_entities=False,
         no_network=True,
@@ -50,8 +51,10 @@ class TagPosition:
     column: int
 
 
-def parse_xml(path: str, text: str) -> etree._Element:
+def parse_xml(path: str, text: str):
     """The root element, or InputError with the line and column libxml2 stopped at."""
+    from lxml import etree
+
     try:
         return etree.fromstring(text.encode("utf-8"), _parser())
     except etree.XMLSyntaxError as exc:
