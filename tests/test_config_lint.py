@@ -7,12 +7,11 @@ import csv
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES, ROOT, run_cli
-from topolint.inputs.source import InputError, SourceFile
+from topolint.inputs.source import SourceFile
 
 INFRA = FIXTURES / "infra-repo"
 TABLE = ROOT / "tests" / "infra_repo_expected.tsv"

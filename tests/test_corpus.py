@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from conftest import CORPUS, ROOT, run_cli
+from conftest import ROOT, run_cli
 
 TABLE = ROOT / "tests" / "corpus_expectations.tsv"
 FOLDERS = ("nccl-topo", "nvidia-smi-topo")

@@ -65,3 +65,34 @@ def pci_ancestors(pci_by_bus: dict, pci) -> list:
         found.append(pci_by_bus[parent])
         parent = pci_by_bus[parent].parent_bus_id
     return found
+
+
+def nearest_fabric_net(system, gpu: Gpu, fabric: list) -> tuple | None:
+    """The fabric NET a GPU reaches best before PXN (type, then bandwidth), or None."""
+    raw = system.raw_paths[gpu.bus_id]
+    reachable = [(system.version.rank(raw[n].type), -raw[n].bw, n) for n in fabric if n in raw]
+    return min(reachable)[2] if reachable else None
+
+
+def gpu_nic_hit(node: str, topology: TopologyFile, system, gpu: Gpu, net: tuple, path_note: str):
+    """The Hit both GPU-to-NIC placement rules start from: fields, evidence and the NIC's line."""
+    from topolint.engine.finding import Hit
+
+    nic, fact = system.nets[net]
+    fields = {
+        **gpu_fields(topology, gpu),
+        "nic": system.net_label(net),
+        "nic_numa": numa_of(topology, nic.cpu_index),
+        "path": system.raw_paths[gpu.bus_id][net].type,
+    }
+    evidence = [
+        f"{where(gpu.loc)}: {gpu_label(gpu)} ({gpu.bus_id}) is under cpu numaid={fields['gpu_numa']}",
+        f"{where(fact.loc)}: {fields['nic']} is under cpu numaid={fields['nic_numa']}{path_note}",
+    ]
+    return Hit(
+        entity=gpu_entity(node, gpu.bus_id),
+        location=gpu.loc,
+        fields=fields,
+        evidence=evidence,
+        related=[net_related(node, system, net, f"nearest NIC {fields['nic']}")],
+    )

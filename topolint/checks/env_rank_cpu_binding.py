@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from topolint.checks._binding import int_list, slurm_map, visible_devices
 from topolint.checks._config import related_scopes, topology_label, topology_views, where
 from topolint.checks._config import _cpulist as cpulist
-from topolint.engine.finding import Hit, Related
+from topolint.engine.finding import Hit
 from topolint.model import config as cfg
 
 NEEDS = ("config", "topology")

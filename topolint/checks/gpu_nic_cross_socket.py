@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from pydantic import BaseModel
 
 from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
-from topolint.checks._topology import gpu_fields, gpu_label, gpu_sort_key, net_related, numa_of, where
+from topolint.checks._topology import gpu_label, gpu_nic_hit, gpu_sort_key, nearest_fabric_net
 from topolint.engine.finding import Hit
-from topolint.model.node import gpu_entity
 
 NEEDS = ("topology or matrix",)
 
@@ -84,38 +83,15 @@ def _xml_hits(context) -> Iterator[Hit]:
         fabric = [net for net in system.nets if system.is_fabric(net)]
         if not fabric:
             continue  # a node without fabric NICs is not NUMA001
-        version = context.version
         for gpu in sorted(topology.gpus, key=gpu_sort_key):
-            raw = system.raw_paths[gpu.bus_id]
-            reachable = [(version.rank(raw[n].type), -raw[n].bw, n) for n in fabric if n in raw]
-            if not reachable:
+            nearest = nearest_fabric_net(system, gpu, fabric)
+            if nearest is None or system.raw_paths[gpu.bus_id][nearest].type != "SYS":
                 continue
-            _, _, nearest = min(reachable)
-            path = raw[nearest]
-            if path.type != "SYS":
-                continue
-            nic, net = system.nets[nearest]
             # NCCL spreads GPUs over equally good NICs (dev modulo count); name the one this GPU gets.
             chosen = [(n, p) for n, p in system.nearest_nets(gpu) if n in fabric and p.type == "PXN"]
             proxy_net, proxy_path = chosen[(gpu.dev or 0) % len(chosen)] if chosen else (None, None)
-            fields = {
-                **gpu_fields(topology, gpu),
-                "nic": system.net_label(nearest),
-                "nic_numa": numa_of(topology, nic.cpu_index),
-                "path": path.type,
-            }
-            evidence = [
-                f"{where(gpu.loc)}: {gpu_label(gpu)} ({gpu.bus_id}) is under cpu numaid={fields['gpu_numa']}",
-                f"{where(net.loc)}: {fields['nic']} is under cpu numaid={fields['nic_numa']}",
-                f"no fabric NIC reachable from {gpu_label(gpu)} without crossing the CPU interconnect",
-            ]
-            hit = Hit(
-                entity=gpu_entity(context.node.name, gpu.bus_id),
-                location=gpu.loc,
-                fields=fields,
-                evidence=evidence,
-                related=[net_related(context.node.name, system, nearest, f"nearest NIC {fields['nic']}")],
-            )
+            hit = gpu_nic_hit(context.node.name, topology, system, gpu, nearest, "")
+            hit.evidence.append(f"no fabric NIC reachable from {gpu_label(gpu)} without crossing the CPU interconnect")
             if proxy_path is not None:
                 proxy = system.gpus[proxy_path.proxy_gpu]
                 hit.variant, hit.severity = "pxn", "warning"

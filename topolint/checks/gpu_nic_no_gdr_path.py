@@ -8,17 +8,14 @@ from collections.abc import Iterator
 from pydantic import BaseModel
 
 from topolint.checks._topology import (
-    gpu_fields,
     gpu_label,
+    gpu_nic_hit,
     gpu_sort_key,
     is_hypervisor_bridge,
-    net_related,
-    numa_of,
-    where,
+    nearest_fabric_net,
 )
 from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
 from topolint.engine.finding import Hit
-from topolint.model.node import gpu_entity
 
 NEEDS = ("topology or matrix",)
 
@@ -121,47 +118,27 @@ def _xml_hits(context) -> Iterator[Hit]:
             continue
         signs = None
         for gpu in sorted(topology.gpus, key=gpu_sort_key):
-            raw = system.raw_paths[gpu.bus_id]
-            reachable = [(version.rank(raw[n].type), -raw[n].bw, n) for n in fabric if n in raw]
-            if not reachable:
-                continue
-            nearest = min(reachable)[2]
-            if raw[nearest].type != "PHB":
+            nearest = nearest_fabric_net(system, gpu, fabric)
+            if nearest is None or system.raw_paths[gpu.bus_id][nearest].type != "PHB":
                 continue  # PIX/PXB have GDR; SYS is NUMA001
             final = system.gpu_net_paths[gpu.bus_id]
             if any(final.get(n) is not None and final[n].type == "PXN" for n in fabric):
                 continue  # NCCL proxies through an NVLink peer that has GDR
             if not system.gdr_enabled(gpu, nearest, "PHB") or system.gdr_enabled(gpu, nearest, level):
                 continue  # GDR is off for another reason (gdr=0), or the level allows it
-            nic, net = system.nets[nearest]
+            nic, _ = system.nets[nearest]
             cpu_path = system.gpu_cpu_path(gpu)
             c2c = cpu_path is not None and cpu_path.type == "C2C" and nic.cpu_index == gpu.cpu_index
             # Unset, NCCL's level is P2C from 2.27 (NCCL_NET_GDR_C2C=1), which only differs from
             # PXB for C2C-attached GPUs: name the level that matters for this GPU.
             shown = configured or ("P2C" if c2c and version.has_p2c else "PXB")
-            fields = {
-                **gpu_fields(topology, gpu),
-                "nic": system.net_label(nearest),
-                "nic_numa": numa_of(topology, nic.cpu_index),
-                "path": raw[nearest].type,
-                "gdr_level": shown,
-                "gdr_level_source": source,
-                "nccl_version": str(version),
-            }
-            evidence = [
-                f"{where(gpu.loc)}: {gpu_label(gpu)} ({gpu.bus_id}) is under cpu numaid={fields['gpu_numa']}",
-                f"{where(net.loc)}: {fields['nic']} is under cpu numaid={fields['nic_numa']}, reached at "
-                f"{fields['path']} (through the CPU's host bridge, no common PCIe switch)",
+            hit = gpu_nic_hit(context.node.name, topology, system, gpu, nearest,
+                              ", reached at PHB (through the CPU's host bridge, no common PCIe switch)")
+            hit.fields.update(gdr_level=shown, gdr_level_source=source, nccl_version=str(version))
+            hit.evidence += [
                 f"no NVLink peer of {gpu_label(gpu)} reaches a NIC at PXB or closer (no PXN route)",
                 f"NCCL_NET_GDR_LEVEL {shown} ({source}): GPUDirect RDMA needs the path at {shown} or closer",
             ]
-            hit = Hit(
-                entity=gpu_entity(context.node.name, gpu.bus_id),
-                location=gpu.loc,
-                fields=fields,
-                evidence=evidence,
-                related=[net_related(context.node.name, system, nearest, f"nearest NIC {fields['nic']}")],
-            )
             if c2c:
                 hit.variant = "c2c"
                 hit.evidence.append(f"{gpu_label(gpu)} reaches its CPU over C2C and {fields['nic']} hangs off "
