@@ -141,7 +141,7 @@ def _xml_hits(context) -> Iterator[Hit]:
             ]
             if c2c:
                 hit.variant = "c2c"
-                hit.evidence.append(f"{gpu_label(gpu)} reaches its CPU over C2C and {fields['nic']} hangs off "
+                hit.evidence.append(f"{gpu_label(gpu)} reaches its CPU over C2C and {hit.fields['nic']} hangs off "
                                     f"the same CPU (P2C from NCCL 2.27)")
             else:
                 if signs is None:
