@@ -7,6 +7,7 @@ that could not be read (TL001), whatever the selection. Heavy modules load lazil
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 
@@ -310,6 +311,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     handlers = {"check": command_check, "rules": command_rules, "rule": command_rule}
+    # A run is short and allocates many small acyclic objects (facts): the cycle collector's
+    # passes over them cost a quarter of a large run and free nothing that refcounting does not.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return handlers[args.command](args)
     except UsageError as exc:
@@ -317,3 +322,6 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except BrokenPipeError:
         return EXIT_ERROR
+    finally:
+        if collecting:
+            gc.enable()

@@ -43,10 +43,11 @@ class Collection:
 
 def display_path(path: Path) -> str:
     """Relative to the working directory when below it, POSIX separators, else absolute."""
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.resolve().as_posix()
+    absolute = os.path.realpath(path)
+    cwd = os.path.realpath(os.getcwd())
+    if absolute == cwd or absolute.startswith(cwd.rstrip(os.sep) + os.sep):
+        return Path(os.path.relpath(absolute, cwd)).as_posix()
+    return Path(absolute).as_posix()
 
 
 def _walk_files(folder: Path, exclude=None) -> list[Path]:

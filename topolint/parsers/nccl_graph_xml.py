@@ -21,7 +21,7 @@ def parse_graph(source: SourceFile) -> GraphFile:
     graphs = []
     for graph_el in root.iter("graph"):
         channels = [
-            build(GraphChannel, 
+            build(GraphChannel,
                 gpus=[int(g.get("dev", "0"), 0) if g.get("dev", "").startswith("0x") else int(g.get("dev", "0") or 0)
                       for g in ch.iter("gpu") if (g.get("dev") or "").replace("x", "").isalnum()],
                 nets=[n.get("dev", "") for n in ch.iter("net")],
@@ -29,7 +29,7 @@ def parse_graph(source: SourceFile) -> GraphFile:
             for ch in graph_el.iter("channel")
         ]
         graphs.append(
-            build(NcclGraph, 
+            build(NcclGraph,
                 graph_id=graph_el.get("id"),
                 pattern=graph_el.get("pattern"),
                 nchannels=len(channels),
@@ -41,7 +41,7 @@ def parse_graph(source: SourceFile) -> GraphFile:
                 loc=build(Location, path=source.path, line=graph_el.sourceline or 1, column=0),
             )
         )
-    return build(GraphFile, 
+    return build(GraphFile,
         path=source.path,
         version=root.get("version"),
         graphs=graphs,

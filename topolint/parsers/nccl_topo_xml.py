@@ -64,6 +64,7 @@ class _Walker:
         self.source = source
         self.root = root
         self.positions: dict[etree._Element, Location] = {}
+        self._children: dict[etree._Element, list] = {}
         elements = [e for e in root.iter() if isinstance(e.tag, str)]
         tags = start_tag_positions(source.text)
         # Tags before the root (none in practice) would shift the zip; align on the root tag.
@@ -71,13 +72,9 @@ class _Walker:
         tags = tags[offset:]
         for i, element in enumerate(elements):
             if i < len(tags) and tags[i].tag == element.tag:
-                self.positions[element] = build(Location, 
-                    path=source.path, line=tags[i].line, column=tags[i].column
-                )
+                self.positions[element] = build(Location, path=source.path, line=tags[i].line, column=tags[i].column)
             else:
-                self.positions[element] = build(Location, 
-                    path=source.path, line=element.sourceline or 1, column=0
-                )
+                self.positions[element] = build(Location, path=source.path, line=element.sourceline or 1, column=0)
         self.element_count = len(elements)
         self.stats: list[XmlElementStat] = []
         self.cpus: list[Cpu] = []
@@ -89,13 +86,16 @@ class _Walker:
         return self.positions[element]
 
     def children(self, element: etree._Element, tag: str | None = None) -> list[etree._Element]:
-        return [c for c in element if isinstance(c.tag, str) and (tag is None or c.tag == tag)]
+        kids = self._children.get(element)
+        if kids is None:  # each element's children are asked for several times: list them once
+            kids = self._children[element] = [c for c in element if isinstance(c.tag, str)]
+        return kids if tag is None else [c for c in kids if c.tag == tag]
 
     def walk(self) -> None:
         for element in self.positions:
             empty = [k for k, v in element.attrib.items() if v.strip() == ""]
             self.stats.append(
-                build(XmlElementStat, 
+                build(XmlElementStat,
                     tag=element.tag,
                     child_count=len(self.children(element)),
                     empty_attrs=empty,
@@ -106,7 +106,7 @@ class _Walker:
             cpu_index = len(self.cpus)
             a = dict(cpu_el.attrib)
             self.cpus.append(
-                build(Cpu, 
+                build(Cpu,
                     index=cpu_index,
                     numa_id=_int(a.get("numaid")),
                     affinity=a.get("affinity"),
@@ -140,7 +140,7 @@ class _Walker:
             if kind == "unknown" and pci_children:
                 kind = "bridge"
         self.pci.append(
-            build(PciDevice, 
+            build(PciDevice,
                 bus_id=bus_id,
                 kind=kind,
                 pci_class=a.get("class"),
@@ -161,7 +161,7 @@ class _Walker:
                 self.add_gpu(gpu_el, bus_id, cpu_index)
         elif kind == "gpu":  # partial file: only the class says it is a GPU
             self.gpus.append(
-                build(Gpu, 
+                build(Gpu,
                     bus_id=bus_id, dev=None, sm=None, rank=None, gdr=None, cpu_index=cpu_index,
                     nvlinks=[], c2c=[], attrs={}, loc=self.loc(element),
                 )
@@ -179,7 +179,7 @@ class _Walker:
     def add_gpu(self, element: etree._Element, bus_id: str, cpu_index: int) -> None:
         a = dict(element.attrib)
         nvlinks = [
-            build(NvLink, 
+            build(NvLink,
                 target=(n.get("target") or "").lower() or None,
                 count=_int(n.get("count")),
                 tclass=n.get("tclass"),
@@ -193,7 +193,7 @@ class _Walker:
             for c in self.children(element, "c2c")
         ]
         self.gpus.append(
-            build(Gpu, 
+            build(Gpu,
                 bus_id=bus_id,
                 dev=_int(a.get("dev")),
                 sm=_int(a.get("sm")),
@@ -212,7 +212,7 @@ class _Walker:
         for net_el in self.children(element, "net"):
             a = dict(net_el.attrib)
             nets.append(
-                build(Net, 
+                build(Net,
                     name=a.get("name"),
                     dev=_int(a.get("dev")),
                     speed_mbps=_int(a.get("speed")),
@@ -255,7 +255,7 @@ def parse_topology(source: SourceFile) -> TopologyFile:
     def at(line: int) -> Location:
         return build(Location, path=source.path, line=line, column=0)
 
-    return build(TopologyFile, 
+    return build(TopologyFile,
         path=source.path,
         kind=_classify(walker),
         version=root.get("version"),

@@ -171,7 +171,7 @@ def parse_matrix(source: SourceFile) -> TopoMatrix:
         loc = build(Location, path=path, line=number + 1, column=label_col + 1)
         for col in fixed:
             repaired.append(build(Location, path=path, line=number + 1, column=col + 1))
-        rows.append(build(MatrixRow, 
+        rows.append(build(MatrixRow,
             label=label,
             kind=kind,
             index=index,
@@ -187,7 +187,7 @@ def parse_matrix(source: SourceFile) -> TopoMatrix:
     nic_names, legend = _parse_nic_legend(lines, end)
     present = {r.label for r in rows}
     missing = [c for c in columns if c not in present]
-    matrix = build(TopoMatrix, 
+    matrix = build(TopoMatrix,
         path=path,
         kind="p2p" if is_p2p else "topo",
         columns=columns,

@@ -7,6 +7,7 @@ size is bounded before parsing (see inputs.source.MAX_INPUT_BYTES).
 from __future__ import annotations
 
 import bisect
+from itertools import accumulate
 import re
 from dataclasses import dataclass
 
@@ -37,7 +38,7 @@ class LineIndex:
     """Offsets to 1-based (line, column)."""
 
     def __init__(self, text: str):
-        self._starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._starts = [0, *accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
 
     def position(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self._starts, offset)
@@ -79,6 +80,8 @@ def start_tag_positions(text: str) -> list[TagPosition]:
 
 def tab_lines(text: str) -> list[int]:
     """Lines holding a tab outside comments: NCCL's own XML parser only skips space, CR and LF."""
+    if "\t" not in text:
+        return []
     without_comments = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     index = LineIndex(without_comments)
     return sorted({index.position(m.start())[0] for m in re.finditer("\t", without_comments)})
@@ -86,9 +89,11 @@ def tab_lines(text: str) -> list[int]:
 
 def declaration_and_doctype(text: str) -> tuple[int | None, int | None]:
     """Lines of an ``<?xml ...?>`` declaration and a ``<!DOCTYPE``, which NCCL refuses."""
-    index = LineIndex(text)
     decl = re.search(r"<\?xml\b", text)
     doctype = re.search(r"<!DOCTYPE\b", text, re.I)
+    if not (decl or doctype):
+        return None, None
+    index = LineIndex(text)
     return (
         index.position(decl.start())[0] if decl else None,
         index.position(doctype.start())[0] if doctype else None,
