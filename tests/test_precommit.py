@@ -113,3 +113,33 @@ def test_project_hook(hook_repo, target, tmp_path):
     _git(target, "add", "-A")
     result = try_repo(hook_repo, target, "topolint-project", tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.fixture
+def infra_repo(tmp_path) -> Path:
+    """fixtures/infra-repo as its own git repository, as a platform team would have it."""
+    repo = tmp_path / "infra-repo"
+    shutil.copytree(FIXTURES / "infra-repo", repo)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "infra")
+    return repo
+
+
+def _reported(output: str) -> set[tuple[str, str, int]]:
+    """(code, path, line) of each concise finding line pre-commit shows."""
+    found = set()
+    for match in re.finditer(r"^(?P<path>[^\s:]+):(?P<line>\d+)(?::\d+)?: (?P<code>[A-Z]+\d{3}) ", output, re.M):
+        found.add((match["code"], match["path"], int(match["line"])))
+    return found
+
+
+@pytest.mark.parametrize("hook", ["topolint", "topolint-project"])
+def test_infra_repo_through_pre_commit_gives_exactly_the_table(hook_repo, infra_repo, tmp_path, hook):
+    from test_config_lint import _expected
+
+    expected, _ = _expected()
+    result = try_repo(hook_repo, infra_repo, hook, tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert _reported(output) == expected, output
