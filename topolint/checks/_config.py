@@ -229,5 +229,10 @@ def topology_views(context) -> list[TopologyView]:
     return views
 
 
+
+def numa_view(context) -> TopologyView | None:
+    """The first --topology view that knows each GPU's NUMA node (clusters are not compared yet)."""
+    return next((v for v in topology_views(context) if v.gpu_numa), None)
+
 def topology_label(view: TopologyView) -> str:
     return f"{view.source} (node {view.node})"

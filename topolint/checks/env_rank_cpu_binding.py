@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pydantic import BaseModel
 
 from topolint.checks._binding import int_list, slurm_map, visible_devices
-from topolint.checks._config import related_scopes, topology_label, topology_views, where
+from topolint.checks._config import numa_view, related_scopes, topology_label, where
 from topolint.checks._config import _cpulist as cpulist
 from topolint.engine.finding import Hit
 from topolint.model import config as cfg
@@ -35,10 +35,9 @@ def _hit(config, fact, view, mismatches: list[str], what: str, evidence: list[st
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
-    views = [v for v in topology_views(context) if v.gpu_numa]
-    if not views:
+    view = numa_view(context)
+    if view is None:
         return
-    view = views[0]
     for config in context.configs:
         for fact in config.launch:
             if fact.kind in (cfg.CPU_BIND, cfg.MEM_BIND):

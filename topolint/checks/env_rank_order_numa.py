@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pydantic import BaseModel, Field
 
 from topolint.checks._binding import int_list, slurm_map
-from topolint.checks._config import topology_label, topology_views, where
+from topolint.checks._config import numa_view, topology_label, where
 from topolint.engine.finding import Hit
 from topolint.model import config as cfg
 
@@ -25,10 +25,9 @@ def _crossing(numas: list[str], size: int) -> int:
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
-    views = [v for v in topology_views(context) if v.gpu_numa]
-    if not views:
+    view = numa_view(context)
+    if view is None:
         return
-    view = views[0]
     for config in context.configs:
         for fact in config.launch:
             order = int_list(fact.value) if fact.kind == cfg.CUDA_VISIBLE_DEVICES else \
