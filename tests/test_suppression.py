@@ -236,3 +236,13 @@ def test_tl004_suppressed_by_the_same_directive():
     _, report = json_of(TL004_DIR.joinpath("good_kept_on_purpose.xml").relative_to(FIXTURES.parent), "--select", "TL004")
     [tl004] = report["findings"]
     assert tl004["suppressed"] and tl004["justification"].startswith("keep:")
+
+
+def test_kubernetes_annotation_suppresses_within_its_object_only():
+    result = run_cli("check", "fixtures/suppression/annotated-jobs.yaml", "--format", "json")
+    findings = json.loads(result.stdout)["findings"]
+    by_line = {(f["code"], f["line"]): f for f in findings}
+    assert by_line[("ENV004", 15)]["suppressed"] is True  # Job/debug-run carries the annotation
+    assert by_line[("ENV004", 15)]["justification"] == "debugging the hang of ticket 123"
+    assert by_line[("ENV004", 29)]["suppressed"] is False  # Job/prod-run does not
+    assert ("TL004", 7) in by_line  # the ENV005 annotation matches nothing

@@ -50,11 +50,27 @@ def parse_yaml(source: SourceFile) -> ConfigFile:
         if kind is None:
             continue
         name = scalar(dig(doc, "metadata", "name")) or "-"
+        _annotation_suppressions(source, doc)
         if kind in ("ConfigMap", "Secret"):
             _config_map(config, doc, kind, name)
             continue
         _walk(config, doc, f"{kind}/{name}", kind, 1, [])
     return config
+
+
+def _annotation_suppressions(source: SourceFile, doc) -> None:
+    """``topolint.dev/ignore-CODE: "reason"`` on an object suppresses CODE within the object."""
+    from topolint.engine.suppression import ANNOTATION_PREFIX, annotation_spans
+
+    annotations, lines = {}, {}
+    for key_node, value in items(dig(doc, "metadata", "annotations")):
+        if str(key_node.value).startswith(ANNOTATION_PREFIX):
+            annotations[key_node.value] = scalar(value) or ""
+            lines[key_node.value] = where(key_node)[0]
+    if annotations:
+        first = doc.start_mark.line + 1
+        last = doc.end_mark.line + (1 if doc.end_mark.column else 0)
+        source.suppressions.extend(annotation_spans(source.path, first, last, annotations, lines=lines))
 
 
 def _config_map(config: ConfigFile, doc, kind: str, name: str) -> None:
