@@ -57,3 +57,10 @@ def test_site_rule_naming_an_unknown_check_is_a_usage_error(tmp_path):
     (tmp_path / "SITE001.toml").write_text(text)
     result = run_cli("check", _write(tmp_path, 200000), "--rule-dir", tmp_path)
     assert result.exit_code == 2 and "no_such_check" in result.stderr
+
+
+def test_site_rule_missing_a_required_parameter_is_a_usage_error(tmp_path):
+    text = (FIXTURES / "site-rules" / "SITE001.toml").read_text().replace("[parameters]\nmin_gbps = 400\n", "")
+    (tmp_path / "SITE001.toml").write_text(text)
+    result = run_cli("check", _write(tmp_path, 200000), "--rule-dir", tmp_path)
+    assert result.exit_code == 2 and "min_gbps" in result.stderr and "Traceback" not in result.stderr

@@ -13,6 +13,15 @@ import importlib
 import re
 from types import ModuleType
 
+from pydantic import BaseModel, ConfigDict
+
+
+class CheckParameters(BaseModel):
+    """Base of every check's Parameters. Schemas build on first validation only: a rule without
+    parameter values takes the defaults without validating, which keeps start-up fast."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
 
 def load_check(name: str) -> ModuleType:
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or name.startswith("_"):

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.engine.finding import Hit, Related
 from topolint.model.node import cpu_entity
 
@@ -14,7 +13,7 @@ NEEDS = ("complete topology or matrix",)
 MAX_RANGES = 8
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._topology import gpu_label, gpu_sort_key, where
 from topolint.engine.finding import Hit, Related
 from topolint.model.node import gpu_entity, pci_entity
@@ -19,7 +18,7 @@ from topolint.model.node import gpu_entity, pci_entity
 NEEDS = ("topology",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

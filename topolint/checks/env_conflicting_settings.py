@@ -5,16 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
-from topolint.checks._config import related_scopes, related_setting, setting_evidence, setting_hit
+from topolint.checks import CheckParameters
+from topolint.checks._config import (
+    related_scopes,
+    related_setting,
+    setting_evidence,
+    setting_hit,
+)
 from topolint.engine.finding import Hit
 
 NEEDS = ("config",)
 _DUPLICATES = ("k8s-env", "dockerfile-env", "compose-env", "configmap")
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

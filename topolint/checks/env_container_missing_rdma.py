@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._config import as_int, rdma_setting_evidence, visible_launch, where
 from topolint.engine.finding import Hit
 from topolint.model import config as cfg
@@ -18,7 +17,7 @@ _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "ki": 1024, "kib": 1024, "m": 10
           "mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gi": 1024**3, "gib": 1024**3, "t": 1000**4, "ti": 1024**4}
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     min_shm_bytes: int = 1 << 30
 
 

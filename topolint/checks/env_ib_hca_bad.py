@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
-from topolint.checks._config import literal_settings, setting_hit, topology_label, topology_views
+from topolint.checks import CheckParameters
+from topolint.checks._config import (
+    literal_settings,
+    setting_hit,
+    topology_label,
+    topology_views,
+)
 from topolint.engine.finding import Hit
 from topolint.model.nccl_env import check_value, parse_iflist
 
 NEEDS = ("config", "topology")
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._config import literal_settings, setting_hit
 from topolint.engine.finding import Hit
 from topolint.model.nccl_env import check_value, lookup
@@ -13,7 +12,7 @@ from topolint.model.nccl_env import check_value, lookup
 NEEDS = ("config",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._config import setting_hit
 from topolint.checks._transport import cases
 from topolint.engine.finding import Hit
@@ -13,7 +12,7 @@ from topolint.engine.finding import Hit
 NEEDS = ("config",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

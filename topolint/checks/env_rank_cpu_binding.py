@@ -5,18 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._binding import int_list, slurm_map, visible_devices
-from topolint.checks._config import numa_view, related_scopes, topology_label, where
 from topolint.checks._config import _cpulist as cpulist
+from topolint.checks._config import numa_view, related_scopes, topology_label, where
 from topolint.engine.finding import Hit
 from topolint.model import config as cfg
 
 NEEDS = ("config", "topology")
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from topolint.checks import CheckParameters
 from topolint.checks._binding import int_list, slurm_map
 from topolint.checks._config import numa_view, topology_label, where
 from topolint.engine.finding import Hit
@@ -15,7 +16,7 @@ from topolint.model import config as cfg
 NEEDS = ("config", "topology")
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     group_size: int = Field(default=2, ge=2)
 
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.engine.finding import Hit
 
 NEEDS = ("config", "interfaces")
 UNAVAILABLE = {"interfaces": "no parser provides interface facts (ip addr, ethtool) yet"}
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

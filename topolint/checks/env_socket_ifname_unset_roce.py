@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.engine.finding import Hit
 
 NEEDS = ("config", "interfaces")
 UNAVAILABLE = {"interfaces": "no parser provides interface or link-layer facts (ibstat, ip addr) yet, so a RoCE fabric cannot be told from InfiniBand"}
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

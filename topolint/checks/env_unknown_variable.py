@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._config import setting_hit
 from topolint.engine.finding import Hit
 from topolint.model.nccl_env import lookup, other_reader, suggest
@@ -13,7 +12,7 @@ from topolint.model.nccl_env import lookup, other_reader, suggest
 NEEDS = ("config",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     extra_variables: list[str] = []  # NCCL_* names a site's own software reads
 
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._config import literal_settings, setting_hit
 from topolint.engine.finding import Hit
 
 NEEDS = ("config",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     levels: list[str] = ["INFO", "TRACE"]
 
 

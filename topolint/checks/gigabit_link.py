@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._topology import net_entity, numa_of, where
 from topolint.engine.finding import Hit, Related
 from topolint.model.node import nic_entity
@@ -14,7 +13,7 @@ NEEDS = ("topology-dump",)
 GIGABIT_MBPS = 1000
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

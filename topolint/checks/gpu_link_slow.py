@@ -7,9 +7,15 @@ from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel
-
-from topolint.checks._topology import gpu_label, is_hypervisor_bridge, numa_of, pci_ancestors, pci_id, where
+from topolint.checks import CheckParameters
+from topolint.checks._topology import (
+    gpu_label,
+    is_hypervisor_bridge,
+    numa_of,
+    pci_ancestors,
+    pci_id,
+    where,
+)
 from topolint.engine.finding import Hit
 from topolint.model.node import gpu_entity, nic_entity, pci_entity
 from topolint.model.pcie import GT_PER_GENERATION, generation
@@ -23,7 +29,7 @@ NEEDS = ("topology-dump",)
 DEVICES = Path(__file__).resolve().parent.parent / "data" / "pci_devices.toml"
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

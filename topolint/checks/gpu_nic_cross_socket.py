@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
-from topolint.checks._topology import gpu_label, gpu_nic_hit, gpu_sort_key, nearest_fabric_net
+from topolint.checks._topology import (
+    gpu_label,
+    gpu_nic_hit,
+    gpu_sort_key,
+    nearest_fabric_net,
+)
 from topolint.engine.finding import Hit
 
 NEEDS = ("topology or matrix",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

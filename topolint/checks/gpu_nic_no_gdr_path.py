@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
+from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
 from topolint.checks._topology import (
     gpu_label,
     gpu_nic_hit,
@@ -14,13 +14,12 @@ from topolint.checks._topology import (
     is_hypervisor_bridge,
     nearest_fabric_net,
 )
-from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
 from topolint.engine.finding import Hit
 
 NEEDS = ("topology or matrix",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

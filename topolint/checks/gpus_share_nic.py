@@ -11,15 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._matrix import gpu_text, matrix_contexts
 from topolint.engine.finding import Hit
 
 NEEDS = ("complete topology or matrix",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

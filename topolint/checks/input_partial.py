@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.engine.finding import Hit
 from topolint.model.facts import Location, build
 from topolint.model.matrix import topo_matrices
@@ -16,7 +15,7 @@ NEEDS = ("matrix",)
 NODE_WIDE = "NUMA005, NUMA006, NVL001, NVL002 and TL003's GPU count"
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._topology import gpu_label, where
 from topolint.engine.finding import Hit
 from topolint.model.facts import Location, TopologyFile
@@ -35,7 +34,7 @@ _STRTOL = re.compile(r"[ \t\n\r\f\v]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9
 NET_DEFAULT_MBPS = 10000
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit
 from topolint.model.facts import Location
@@ -24,7 +23,7 @@ NCCL_TOPO_XML_VERSION = 1
 _STRTOL = re.compile(r"[ \t\n\r\f\v]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from topolint.checks import CheckParameters
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit
 from topolint.model.node import nic_entity
@@ -17,7 +18,7 @@ from topolint.model.node import nic_entity
 NEEDS = ("topology",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     min_gbps: float = Field(gt=0, description="lowest acceptable rate of a network device, Gb/s")
     include_static: bool = Field(default=False, description="also judge the speeds static files state")
 

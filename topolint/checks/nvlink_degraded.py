@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._matrix import gpu_text, matrix_contexts
 from topolint.checks._nvlink import all_to_all, matrix_pattern, xml_pattern
 from topolint.checks._topology import gpu_label
@@ -17,7 +16,7 @@ from topolint.model.node import gpu_entity
 NEEDS = ("complete topology or matrix",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

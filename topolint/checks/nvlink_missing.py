@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._matrix import gpu_text, matrix_contexts
-from topolint.checks._nvlink import NVLINK_MODELS, all_to_all, matrix_pattern, xml_pattern
+from topolint.checks._nvlink import (
+    NVLINK_MODELS,
+    all_to_all,
+    matrix_pattern,
+    xml_pattern,
+)
 from topolint.checks._topology import gpu_label, pci_id
 from topolint.engine.finding import Hit, Related
 from topolint.model.node import gpu_entity
@@ -16,7 +20,7 @@ from topolint.model.node import gpu_entity
 NEEDS = ("complete topology or matrix",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     # Fire for an NVLink GPU model (SXM A100/H100/H200/B200) whose dump shows no nvlink. Off by
     # default: hand-trimmed dumps (issue pastes, test fixtures) often drop nvlink elements.
     model_check: bool = False

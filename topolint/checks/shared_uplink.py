@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
-from topolint.checks._topology import gpu_label, is_hypervisor_bridge, net_related, pci_ancestors, where
+from topolint.checks import CheckParameters
+from topolint.checks._topology import (
+    gpu_label,
+    is_hypervisor_bridge,
+    net_related,
+    pci_ancestors,
+    where,
+)
 from topolint.engine.finding import Hit, Related
 from topolint.model.node import gpu_entity, pci_entity
 from topolint.model.pcie import link_bandwidth_gbs, speed_value
@@ -14,7 +19,7 @@ from topolint.model.pcie import link_bandwidth_gbs, speed_value
 NEEDS = ("topology",)
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit, Related
 from topolint.model.facts import PciDevice
@@ -24,7 +23,7 @@ NEEDS = ("topology",)
 _GT = {15: "2.5", 30: "5.0", 60: "8.0", 120: "16.0", 240: "32.0", 480: "64.0"}
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

@@ -8,18 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._nvlink import xml_pattern
 from topolint.checks._topology import gpu_label
 from topolint.engine.finding import Hit, Related
-from topolint.model.matrix import MatrixView, join_gpus, nv_count, single_numa, topo_matrices
+from topolint.model.matrix import (
+    MatrixView,
+    join_gpus,
+    nv_count,
+    single_numa,
+    topo_matrices,
+)
 from topolint.model.node import file_entity, gpu_entity
 
 NEEDS = ("topology", "matrix")
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.engine.finding import Hit
 
 NEEDS: tuple[str, ...] = ()
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import BaseModel
-
+from topolint.checks import CheckParameters
 from topolint.checks._topology import gpu_label
 from topolint.engine.finding import Hit
 from topolint.model.facts import Location, TopologyFile
@@ -25,7 +24,7 @@ NEEDS = ("topology",)
 KNOWN_TAGS = {"system", "cpu", "pci", "gpu", "nvlink", "c2c", "nic", "net", "pcilink"}
 
 
-class Parameters(BaseModel):
+class Parameters(CheckParameters):
     pass
 
 

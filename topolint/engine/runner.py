@@ -102,7 +102,11 @@ def prepare(rules: list[RuleDefinition]) -> list[tuple]:
             continue
         try:
             module = load_check(rule.check)
-            prepared.append((rule, module, module.Parameters(**rule.parameters)))
+            model = module.Parameters
+            needs_validation = rule.parameters or any(f.is_required() for f in model.model_fields.values())
+            # Without values the typed defaults apply: skip validation (and its schema build).
+            parameters = model(**rule.parameters) if needs_validation else model.model_construct()
+            prepared.append((rule, module, parameters))
         except (ValueError, ValidationError, TypeError) as exc:
             raise RuleError(f"{rule.source}: {exc}") from None
     return prepared
