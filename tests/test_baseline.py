@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, run_cli
 
 DUP_BUSID = FIXTURES / "rules" / "TOPO005" / "bad_duplicate_busid.xml"  # three TOPO005 findings

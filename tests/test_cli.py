@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, ROOT, assert_snapshot, run_cli
+
 from topolint.engine.rule import load_rules
 
 BAD = "fixtures/rules/NUMA001/bad.xml"

@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, ROOT, run_cli
+
 from topolint import config as config_module
 from topolint.config import Config, ConfigError, discover, find_config, load_config
 

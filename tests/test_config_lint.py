@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import FIXTURES, ROOT, run_cli
+
 from topolint.inputs.source import SourceFile
 
 INFRA = FIXTURES / "infra-repo"

@@ -10,7 +10,6 @@ import csv
 import json
 
 import pytest
-
 from conftest import ROOT, run_cli
 
 TABLE = ROOT / "tests" / "corpus_expectations.tsv"

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_cli
+
 from topolint.docs import generated_pages
 from topolint.engine.rule import RuleDefinition, load_rules
 

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, ROOT, run_cli
+
 from topolint.inputs.sniff import NCCL_GRAPH_XML, NCCL_TOPO_XML, sniff
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import GraphFile, TopologyFile

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import FIXTURES, run_cli
+
 from topolint.checks import nvlink_missing
 from topolint.inputs.sniff import sniff
 from topolint.inputs.source import InputError, SourceFile
@@ -102,8 +102,8 @@ def test_nvlink_model_check_is_a_parameter(tmp_path):
     class Context:
         pass
 
-    from topolint.inputs.collect import collect
     from topolint.engine.runner import CheckContext, RunOptions
+    from topolint.inputs.collect import collect
 
     node = collect([str(FIXTURES / "rules" / "TOPO001" / "good.xml")]).nodes[0]
     context = CheckContext(node, RunOptions(nccl_version=NcclVersion.parse("2.28")))

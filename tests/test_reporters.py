@@ -8,8 +8,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-
 from conftest import FIXTURES, ROOT, run_cli
+
 from topolint.engine.finding import Finding, Related
 from topolint.engine.rule import load_rules
 from topolint.model.facts import Location

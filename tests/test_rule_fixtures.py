@@ -8,8 +8,8 @@ good_y/) is one node of several files, for rules that compare inputs (TL003).
 from __future__ import annotations
 
 import pytest
-
 from conftest import FIXTURES, assert_snapshot, run_cli
+
 from topolint.engine.rule import load_rules
 
 # topology/ in a rule folder is not a fixture: config rules check their fixtures against it.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import FIXTURES, run_cli
+
 from topolint.engine.rule import load_rules
 
 

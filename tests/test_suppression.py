@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from conftest import FIXTURES, run_cli
+
 from topolint.engine import suppression
 from topolint.engine.finding import Finding
 from topolint.engine.rule import load_rules

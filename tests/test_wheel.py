@@ -11,7 +11,6 @@ import venv
 import zipfile
 
 import pytest
-
 from conftest import FIXTURES, ROOT
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import cached_property
 
-from topolint.model.facts import Gpu, MatrixRow, TopoMatrix, TopologyFile
+from topolint.model.facts import Gpu, MatrixRow, TopologyFile, TopoMatrix
 
 PCIE_LOCAL = {"PIX", "PXB", "PHB", "NODE"}  # relations that stay on one socket
 CROSS_SOCKET = {"SYS", "SOC"}

@@ -9,7 +9,6 @@ from lxml import etree
 
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import (
-    build,
     C2cLink,
     Cpu,
     Gpu,
@@ -20,6 +19,7 @@ from topolint.model.facts import (
     PciDevice,
     TopologyFile,
     XmlElementStat,
+    build,
 )
 from topolint.parsers.xmlsafe import declaration_and_doctype, parse_xml, start_tag_positions, tab_lines
 

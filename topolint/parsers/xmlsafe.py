@@ -7,10 +7,9 @@ size is bounded before parsing (see inputs.source.MAX_INPUT_BYTES).
 from __future__ import annotations
 
 import bisect
-from itertools import accumulate
 import re
 from dataclasses import dataclass
-
+from itertools import accumulate
 
 from topolint.inputs.source import InputError
 
