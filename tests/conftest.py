@@ -17,6 +17,9 @@ FIXTURES = ROOT / "fixtures"
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 CORPUS = ROOT.parent / "shared" / "corpus"
 UPDATE = os.environ.get("TOPOLINT_UPDATE_SNAPSHOTS") == "1"
+# Tests check what the rules compute, not what a result cache remembers (tests/test_cache.py
+# turns it back on), and must not leave .topolint_cache folders behind.
+os.environ["TOPOLINT_NO_CACHE"] = "1"
 
 
 @dataclass

@@ -144,9 +144,9 @@ def test_topology_and_extra_variables_reach_the_run(project, monkeypatch):
     seen = {}
     real_run = runner.run
 
-    def spy(rules, collection, options):
+    def spy(rules, collection, options, cache=None):
         seen["options"] = options
-        return real_run(rules, collection, options)
+        return real_run(rules, collection, options, cache)
 
     monkeypatch.setattr(runner, "run", spy)
     write(project / "conf" / ".topolint.toml", 'topology = "../topo/numa.xml"\nextra-variables = ["NCCL_MY_PLUGIN"]\n')

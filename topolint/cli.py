@@ -53,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="root that SARIF paths are relative to (default: current directory)")
     check.add_argument("--rule-dir", action="append", type=Path, default=[],
                        help="folder of site rule definitions (*.toml) to load besides the built-in ones")
+    check.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write the result cache (also TOPOLINT_NO_CACHE=1)")
+    check.add_argument("--cache-dir", type=Path, default=None,
+                       help="where the result cache lives (default: .topolint_cache in the project root)")
     check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
     settings = check.add_argument_group("configuration, suppressions and baseline")
     settings.add_argument("--config", type=Path, default=None,
@@ -154,6 +158,7 @@ def command_check(args) -> int:
     from topolint.config import ConfigError, discover, excluder, key_name, per_file_ignored
     from topolint.engine import selection, suppression
     from topolint.engine.baseline import Baseline, BaselineError
+    from topolint.engine.cache import CACHE_DIR_NAME, ResultCache, cache_disabled_by_environment
     from topolint.engine.finding import Finding
     from topolint.engine.rule import RuleError
     from topolint.engine.runner import RunOptions, run
@@ -196,11 +201,14 @@ def command_check(args) -> int:
         except BaselineError as exc:
             raise UsageError(str(exc)) from None
 
+    options = RunOptions(nccl_version=version, extra_variables=tuple(config.extra_variables))
+    cache = None
+    if not (args.no_cache or cache_disabled_by_environment()):
+        cache = ResultCache(args.cache_dir or (args.project_root or Path.cwd()) / CACHE_DIR_NAME, rules, options)
     collection = collect(_paths(args, excludes), node_name=args.node, stdin_filename=args.stdin_filename,
-                         exclude=excludes, topology=args.topology)
+                         exclude=excludes, topology=args.topology, cache=cache)
     try:
-        result = run(rules, collection, RunOptions(nccl_version=version,
-                                                   extra_variables=tuple(config.extra_variables)))
+        result = run(rules, collection, options, cache)
     except RuleError as exc:
         raise UsageError(f"bad rule definition: {exc}") from None
     unreadable = any(f.code == "TL001" for f in result.findings)

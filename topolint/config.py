@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -270,8 +271,16 @@ class Excluder:
     base: Path
     force: bool = False  # --force-exclude: also filter the named paths
 
+    def __post_init__(self) -> None:
+        # Name-only globs (the usual case) become one regex: a walk asks about every file.
+        names = [p.strip().rstrip("/") for p in self.patterns if "/" not in p.strip().rstrip("/").removeprefix("./")]
+        self._by_name = re.compile("|".join(f"(?:{fnmatch.translate(n)})" for n in names)) if names else None
+        self._by_path = [p for p in self.patterns if "/" in p.strip().rstrip("/").removeprefix("./")]
+
     def __call__(self, path: Path) -> bool:
-        return any(glob_matches(p, path, self.base) for p in self.patterns)
+        if self._by_name is not None and self._by_name.match(path.name):
+            return True
+        return any(glob_matches(p, path, self.base) for p in self._by_path)
 
     def named(self, path: Path) -> bool:
         return _self_or_ancestor_matches(self.patterns, path, self.base)

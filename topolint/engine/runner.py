@@ -112,7 +112,7 @@ def prepare(rules: list[RuleDefinition]) -> list[tuple]:
     return prepared
 
 
-def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions) -> RunResult:
+def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
     result = RunResult(findings=input_findings({r.code: r for r in rules}, collection))
     prepared = prepare(rules)
     if collection.configs and options.gdr_level is None:
@@ -122,7 +122,14 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
         if note:
             result.notes.append(note)
     node_rules = [p for p in prepared if "config" not in p[1].NEEDS]
+    unreadable_nodes = {p.node for p in collection.problems}
     for node in collection.nodes:
+        if node.cached is not None:  # unchanged since a run the cache remembers
+            result.findings.extend(cache.findings(node.cached))
+            result.notes.extend(node.cached["notes"])
+            result.ran.setdefault(node.name, set()).update(node.cached["ran"])
+            continue
+        first_finding, first_note = len(result.findings), len(result.notes)
         context = CheckContext(node, options)
         available = node.available()
         ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
@@ -134,6 +141,8 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             ran.add(rule.code)
             for hit in module.check(context, params):
                 result.findings.append(to_finding(rule, node.name, hit))
+        if cache is not None and node.cache_key and node.name not in unreadable_nodes:
+            cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:], ran, node.notes)
     run_config_checks(prepared, collection, options, result)
     result.findings.sort(key=Finding.sort_key)
     return result

@@ -9,6 +9,7 @@ format is TL002; anything recognised or named that cannot be read is TL001.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +42,17 @@ class Collection:
     topology_nodes: list[NodeModel] = field(default_factory=list)  # from --topology, for config rules
 
 
+@lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
+
+
 def display_path(path: Path) -> str:
-    """Relative to the working directory when below it, POSIX separators, else absolute."""
-    absolute = os.path.realpath(path)
-    cwd = os.path.realpath(os.getcwd())
+    """Relative to the working directory when below it, POSIX separators, else absolute.
+    Folders are resolved (symlinks followed) once each: a walk names thousands of files."""
+    folder, name = os.path.split(os.path.abspath(path))
+    absolute = os.path.join(_real_folder(folder), name)
+    cwd = _real_folder(os.getcwd())
     if absolute == cwd or absolute.startswith(cwd.rstrip(os.sep) + os.sep):
         return Path(os.path.relpath(absolute, cwd)).as_posix()
     return Path(absolute).as_posix()
@@ -60,9 +68,10 @@ def _walk_files(folder: Path, exclude=None) -> list[Path]:
 
 
 class _Collector:
-    def __init__(self, exclude=None) -> None:
+    def __init__(self, exclude=None, defer: bool = False) -> None:
         self.result = Collection()
         self.exclude = exclude  # Path -> bool: files and folders a folder walk skips (config excludes)
+        self.defer = defer  # leave machine outputs unparsed until the result cache was asked
 
     def load(self, source: SourceFile | None, path: str, node: NodeModel, explicit: bool,
              loader=None) -> None:
@@ -78,22 +87,54 @@ class _Collector:
                     self.result.notes.append(f"{path}: skipped, not a recognised format")
                 return
             source.format = fmt
-            facts = parse(fmt, source)
-            if fmt in config_names.CONFIG_FORMATS:
-                self.config(facts, source, path, node)
+            if fmt not in config_names.CONFIG_FORMATS:
+                node.sources[source.path] = source
+                node.pending.append((fmt, source, explicit))
+                if not self.defer:
+                    self.materialize(node)
                 return
+            self.config(parse(fmt, source), source, path, node)
         except InputError as exc:
-            if explicit or _recognisable(exc):
-                self.problem("TL001", exc.path, exc.line, exc.column, exc.message, node.name)
-            else:
-                self.result.notes.append(f"{path}: skipped, {exc.message}")
-            return
-        node.sources[source.path] = source
-        node.add(facts)
-        if isinstance(facts, GraphFile):
-            from topolint.parsers.nccl_graph_xml import summarise
+            self.unreadable(exc, path, node, explicit)
 
-            self.result.notes.append(f"{path}: NCCL graph XML ({summarise(facts)})")
+    def unreadable(self, exc: InputError, path: str, node: NodeModel, explicit: bool) -> None:
+        if explicit or _recognisable(exc):
+            self.problem("TL001", exc.path, exc.line, exc.column, exc.message, node.name)
+        else:
+            self.result.notes.append(f"{path}: skipped, {exc.message}")
+
+    def materialize(self, node: NodeModel) -> None:
+        """Parse the node's machine outputs that are still pending."""
+        pending, node.pending = node.pending, []
+        for fmt, source, explicit in pending:
+            try:
+                facts = parse(fmt, source)
+            except InputError as exc:
+                del node.sources[source.path]
+                self.unreadable(exc, source.path, node, explicit)
+                continue
+            node.add(facts)
+            if isinstance(facts, GraphFile):
+                from topolint.parsers.nccl_graph_xml import summarise
+
+                node.notes.append(f"{source.path}: NCCL graph XML ({summarise(facts)})")
+                self.result.notes.append(node.notes[-1])
+
+    def settle(self, cache) -> None:
+        """Parse what the cache cannot answer for: changed nodes, and nodes with config files.
+        A run with config files is not cached at all: their settings (NCCL_NET_GDR_LEVEL) can
+        change what node rules conclude."""
+        for node in self.result.nodes:
+            if not node.pending:
+                continue
+            if not self.result.configs and all(s.format not in config_names.CONFIG_FORMATS for s in node.sources.values()):
+                node.cache_key = cache.key(node)
+                node.cached = cache.get(node.cache_key)
+                if node.cached is not None:
+                    node.pending = []
+                    self.result.notes.extend(node.cached["collect_notes"])
+                    continue
+            self.materialize(node)
 
     def config(self, config, source: SourceFile, path: str, node: NodeModel) -> None:
         """Infra files go to Collection.configs; their sources stay with the node for reports."""
@@ -152,12 +193,12 @@ def _recognisable(exc: InputError) -> bool:
 
 
 def collect(paths: list[str], node_name: str | None = None, stdin_filename: str | None = None,
-            stdin=None, exclude=None, topology: str | None = None) -> Collection:
+            stdin=None, exclude=None, topology: str | None = None, cache=None) -> Collection:
     """``exclude`` (Path -> bool) applies to what folder walks find; the caller filters the paths
     it names (``--force-exclude``). ``topology`` (``--topology``: a dump, a matrix, a node folder
     or a cluster folder) is read as nodes that config rules check settings against."""
     if topology is not None:
-        result = collect(paths, node_name, stdin_filename, stdin, exclude)
+        result = collect(paths, node_name, stdin_filename, stdin, exclude, cache=cache)
         known = collect([topology], exclude=exclude)
         result.topology_nodes = [n for n in known.nodes if n.available()]
         result.nodes.extend(n for n in known.nodes if n.available())
@@ -165,7 +206,7 @@ def collect(paths: list[str], node_name: str | None = None, stdin_filename: str 
         result.notes.extend(known.notes)
         result.configs.extend(known.configs)
         return result
-    collector = _Collector(exclude)
+    collector = _Collector(exclude, defer=cache is not None)
     named_files: list[str] = []
     for raw in paths:
         if raw == "-" or Path(raw).is_file():
@@ -187,4 +228,6 @@ def collect(paths: list[str], node_name: str | None = None, stdin_filename: str 
             else:
                 collector.load_file(Path(raw), node, explicit=True)
         collector.result.nodes.insert(0, node)
+    if cache is not None:
+        collector.settle(cache)
     return collector.result

@@ -34,12 +34,14 @@ _NAMES = [
 DOT_FILES = {".env", ".deepspeed_env", ".nccl.conf", ".envrc"}
 
 
+# One regex with a named group per glob: a folder walk asks about every file.
+_NAME_REGEX = re.compile("|".join(f"(?P<g{i}>{fnmatch.translate(glob)})" for i, (glob, _) in enumerate(_NAMES)))
+
+
 def by_name(name: str) -> str | None:
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    for pattern, fmt in _NAMES:
-        if fnmatch.fnmatchcase(base, pattern):
-            return fmt
-    return None
+    match = _NAME_REGEX.match(base)
+    return _NAMES[int(match.lastgroup[1:])][1] if match else None
 
 
 def walk_dot_file(name: str) -> bool:

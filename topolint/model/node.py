@@ -15,6 +15,12 @@ class NodeModel:
     graphs: list[GraphFile] = field(default_factory=list)
     matrices: list[TopoMatrix] = field(default_factory=list)  # nvidia-smi topo -m / -p2p
     sources: dict[str, SourceFile] = field(default_factory=dict)
+    # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
+    # until the result cache has said whether this node needs checking at all.
+    pending: list = field(default_factory=list)
+    cache_key: str | None = None
+    cached: dict | None = None  # the cache entry of an unchanged node: its rules need not run
+    notes: list[str] = field(default_factory=list)  # what reading this node's files said (--verbose)
 
     def add(self, facts) -> None:
         """File parsed facts under their kind (one list per kind of input)."""
