@@ -96,3 +96,17 @@ def gpu_nic_hit(node: str, topology: TopologyFile, system, gpu: Gpu, net: tuple,
         evidence=evidence,
         related=[net_related(node, system, net, f"nearest NIC {fields['nic']}")],
     )
+
+
+def xml_then_matrix(context, xml_hits, matrix_hits):
+    """Hits from the NCCL XML, then from nvidia-smi matrices for GPUs the XML did not cover.
+    A node with an NCCL dump needs no matrix: NCCL's own view is the better witness."""
+    entities = set()
+    for hit in xml_hits(context):
+        entities.add(hit.entity)
+        yield hit
+    if any(t.kind == "dump" for t in context.node.topologies):
+        return
+    for hit in matrix_hits(context):
+        if hit.entity not in entities:
+            yield hit

@@ -11,6 +11,7 @@ from topolint.checks._topology import (
     gpu_nic_hit,
     gpu_sort_key,
     nearest_fabric_net,
+    xml_then_matrix,
 )
 from topolint.engine.finding import Hit
 
@@ -22,15 +23,7 @@ class Parameters(CheckParameters):
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
-    entities = set()
-    for hit in _xml_hits(context):
-        entities.add(hit.entity)
-        yield hit
-    if any(t.kind == "dump" for t in context.node.topologies):
-        return  # NCCL's own dump is the better witness; the matrix would only repeat it
-    for hit in _matrix_hits(context):
-        if hit.entity not in entities:
-            yield hit
+    return xml_then_matrix(context, _xml_hits, _matrix_hits)
 
 
 def _matrix_hits(context) -> Iterator[Hit]:

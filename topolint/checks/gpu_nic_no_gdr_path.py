@@ -13,6 +13,7 @@ from topolint.checks._topology import (
     gpu_sort_key,
     is_hypervisor_bridge,
     nearest_fabric_net,
+    xml_then_matrix,
 )
 from topolint.engine.finding import Hit
 
@@ -40,15 +41,7 @@ def vm_signs(topology, system, fabric: list) -> list[str]:
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
-    entities = set()
-    for hit in _xml_hits(context):
-        entities.add(hit.entity)
-        yield hit
-    if any(t.kind == "dump" for t in context.node.topologies):
-        return  # NCCL's own dump is the better witness
-    for hit in _matrix_hits(context):
-        if hit.entity not in entities:
-            yield hit
+    return xml_then_matrix(context, _xml_hits, _matrix_hits)
 
 
 def _matrix_hits(context) -> Iterator[Hit]:
