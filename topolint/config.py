@@ -94,7 +94,8 @@ class Config(BaseModel):
 class LoadedConfig:
     """A validated configuration and where it came from (``path`` None: defaults, no file)."""
 
-    config: Config = field(default_factory=Config)
+    # Defaults need no validation (or its schema build, a tenth of a config-free start-up).
+    config: Config = field(default_factory=Config.model_construct)
     path: Optional[Path] = None
     prefix: str = ""  # "tool.topolint." for pyproject.toml
 

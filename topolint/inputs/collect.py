@@ -43,19 +43,21 @@ class Collection:
 
 
 @lru_cache(maxsize=4096)
-def _real_folder(folder: str) -> str:
-    return os.path.realpath(folder)
+def _shown_folder(folder: str, cwd: str) -> str:
+    real, here = os.path.realpath(folder), os.path.realpath(cwd)
+    if real == here:
+        return ""
+    if real.startswith(here.rstrip(os.sep) + os.sep):
+        return Path(os.path.relpath(real, here)).as_posix()
+    return Path(real).as_posix()
 
 
 def display_path(path: Path) -> str:
     """Relative to the working directory when below it, POSIX separators, else absolute.
     Folders are resolved (symlinks followed) once each: a walk names thousands of files."""
     folder, name = os.path.split(os.path.abspath(path))
-    absolute = os.path.join(_real_folder(folder), name)
-    cwd = _real_folder(os.getcwd())
-    if absolute == cwd or absolute.startswith(cwd.rstrip(os.sep) + os.sep):
-        return Path(os.path.relpath(absolute, cwd)).as_posix()
-    return Path(absolute).as_posix()
+    shown = _shown_folder(folder, os.getcwd())
+    return f"{shown.rstrip('/')}/{name}" if shown else name
 
 
 def _walk_files(folder: Path, exclude=None) -> list[Path]:
