@@ -160,9 +160,12 @@ class _Collector:
         self.load(None, path, node, explicit, loader=lambda: read_source(path, real))
 
     def folder(self, folder: Path) -> list[NodeModel]:
-        visible = [p for p in folder.iterdir() if (not p.name.startswith(".") or walk_dot_file(p.name)) and not (self.exclude and self.exclude(p))]
-        top_files = sorted(p for p in visible if p.is_file())
-        subfolders = sorted(p for p in visible if p.is_dir())
+        with os.scandir(folder) as entries:  # d_type from the listing: no stat per entry
+            visible = [(Path(e.path), e.is_dir()) for e in entries
+                       if (not e.name.startswith(".") or walk_dot_file(e.name))
+                       and not (self.exclude and self.exclude(Path(e.path)))]
+        top_files = sorted(p for p, is_dir in visible if not is_dir)
+        subfolders = sorted(p for p, is_dir in visible if is_dir)
         if any(_quick_sniff(p) for p in top_files) or not subfolders:
             node = NodeModel(name=folder.resolve().name)
             for path in _walk_files(folder, self.exclude):

@@ -59,10 +59,10 @@ def decode_input(path: str, data: bytes) -> str:
 
 def read_source(path: str, real_path: Path) -> SourceFile:
     try:
-        size = real_path.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            raise InputError(path, 1, f"file is {size} bytes, over the {MAX_INPUT_BYTES}-byte limit")
-        data = real_path.read_bytes()
+        with open(real_path, "rb") as handle:
+            data = handle.read(MAX_INPUT_BYTES + 1)  # never more than the limit, whatever the size
+        if len(data) > MAX_INPUT_BYTES:
+            raise InputError(path, 1, f"file is over the {MAX_INPUT_BYTES}-byte limit")
     except OSError as exc:
         raise InputError(path, 1, f"cannot read: {exc.strerror or exc}") from None
     return SourceFile(path=path, text=decode_input(path, data), real_path=real_path)
