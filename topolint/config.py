@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -278,10 +279,10 @@ class Excluder:
         self._by_name = re.compile("|".join(f"(?:{fnmatch.translate(n)})" for n in names)) if names else None
         self._by_path = [p for p in self.patterns if "/" in p.strip().rstrip("/").removeprefix("./")]
 
-    def __call__(self, path: Path) -> bool:
-        if self._by_name is not None and self._by_name.match(path.name):
+    def __call__(self, path: Path | str) -> bool:
+        if self._by_name is not None and self._by_name.match(os.path.basename(path)):
             return True
-        return any(glob_matches(p, path, self.base) for p in self._by_path)
+        return any(glob_matches(p, Path(path), self.base) for p in self._by_path)
 
     def named(self, path: Path) -> bool:
         return _self_or_ancestor_matches(self.patterns, path, self.base)

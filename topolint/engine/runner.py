@@ -114,7 +114,9 @@ def prepare(rules: list[RuleDefinition]) -> list[tuple]:
 
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
     result = RunResult(findings=input_findings({r.code: r for r in rules}, collection))
-    prepared = prepare(rules)
+    # A run the cache answers entirely needs no check module (nor what they import).
+    fresh = collection.configs or any(node.cached is None for node in collection.nodes)
+    prepared = prepare(rules) if fresh else []
     if collection.configs and options.gdr_level is None:
         from topolint.checks._config import configured_gdr_level
 

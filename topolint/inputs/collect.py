@@ -52,7 +52,7 @@ def _shown_folder(folder: str, cwd: str) -> str:
     return Path(real).as_posix()
 
 
-def display_path(path: Path) -> str:
+def display_path(path: Path | str) -> str:
     """Relative to the working directory when below it, POSIX separators, else absolute.
     Folders are resolved (symlinks followed) once each: a walk names thousands of files."""
     folder, name = os.path.split(os.path.abspath(path))
@@ -60,12 +60,13 @@ def display_path(path: Path) -> str:
     return f"{shown.rstrip('/')}/{name}" if shown else name
 
 
-def _walk_files(folder: Path, exclude=None) -> list[Path]:
+def _walk_files(folder: Path, exclude=None) -> list[str]:
+    """Files below ``folder``, sorted, as path strings (a cluster walk names thousands)."""
     found = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (exclude and exclude(Path(root) / d)))
-        found.extend(Path(root) / f for f in sorted(files)
-                     if (not f.startswith(".") or walk_dot_file(f)) and not (exclude and exclude(Path(root) / f)))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (exclude and exclude(os.path.join(root, d))))
+        found.extend(os.path.join(root, f) for f in sorted(files)
+                     if (not f.startswith(".") or walk_dot_file(f)) and not (exclude and exclude(os.path.join(root, f))))
     return found
 
 
@@ -155,7 +156,7 @@ class _Collector:
     def problem(self, code: str, path: str, line: int, column: int, message: str, node: str) -> None:
         self.result.problems.append(InputProblem(code, path, line, column, message, node))
 
-    def load_file(self, real: Path, node: NodeModel, explicit: bool) -> None:
+    def load_file(self, real: Path | str, node: NodeModel, explicit: bool) -> None:
         path = display_path(real)
         self.load(None, path, node, explicit, loader=lambda: read_source(path, real))
 
@@ -163,7 +164,7 @@ class _Collector:
         with os.scandir(folder) as entries:  # d_type from the listing: no stat per entry
             visible = [(Path(e.path), e.is_dir()) for e in entries
                        if (not e.name.startswith(".") or walk_dot_file(e.name))
-                       and not (self.exclude and self.exclude(Path(e.path)))]
+                       and not (self.exclude and self.exclude(e.path))]
         top_files = sorted(p for p, is_dir in visible if not is_dir)
         subfolders = sorted(p for p, is_dir in visible if is_dir)
         if any(_quick_sniff(p) for p in top_files) or not subfolders:

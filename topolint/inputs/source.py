@@ -30,7 +30,7 @@ class SourceFile:
 
     path: str
     text: str
-    real_path: Path | None = None
+    real_path: Path | str | None = None
     lines: list[str] = field(default_factory=list, repr=False)
     format: str | None = None
     suppressions: list = field(default_factory=list, repr=False)
@@ -57,7 +57,7 @@ def decode_input(path: str, data: bytes) -> str:
     return text
 
 
-def read_source(path: str, real_path: Path) -> SourceFile:
+def read_source(path: str, real_path: Path | str) -> SourceFile:
     try:
         with open(real_path, "rb") as handle:
             data = handle.read(MAX_INPUT_BYTES + 1)  # never more than the limit, whatever the size
