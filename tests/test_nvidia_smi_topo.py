@@ -99,17 +99,15 @@ def test_node_compares_as_phb():
 
 
 def test_nvlink_model_check_is_a_parameter(tmp_path):
-    class Context:
-        pass
-
+    """An H100 SXM dump with no nvlink fires by default; a site can turn the model check off."""
     from topolint.engine.runner import CheckContext, RunOptions
     from topolint.inputs.collect import collect
 
     node = collect([str(FIXTURES / "rules" / "TOPO001" / "good.xml")]).nodes[0]
     context = CheckContext(node, RunOptions(nccl_version=NcclVersion.parse("2.28")))
-    assert list(nvlink_missing.check(context, nvlink_missing.Parameters())) == []
-    hits = list(nvlink_missing.check(context, nvlink_missing.Parameters(model_check=True)))
+    hits = list(nvlink_missing.check(context, nvlink_missing.Parameters()))
     assert [h.variant for h in hits] == ["model"]
+    assert list(nvlink_missing.check(context, nvlink_missing.Parameters(model_check=False))) == []
 
 
 def test_matrix_and_xml_of_one_node_share_gpu_entities():

@@ -21,9 +21,9 @@ NEEDS = ("complete topology or matrix",)
 
 
 class Parameters(CheckParameters):
-    # Fire for an NVLink GPU model (SXM A100/H100/H200/B200) whose dump shows no nvlink. Off by
-    # default: hand-trimmed dumps (issue pastes, test fixtures) often drop nvlink elements.
-    model_check: bool = False
+    # Fire for an NVLink GPU model (SXM A100/H100/H200/B200) whose NCCL dump shows no nvlink (the
+    # catalog's second condition). Static files never count: what they leave out is not absent.
+    model_check: bool = True
 
 
 def _join(names: list[str]) -> str:
