@@ -62,8 +62,10 @@ def test_every_check_module_exists():
 
 
 # What one example file of each format can provide (a topo -m matrix is "text").
-EXAMPLE_KINDS = {"xml": {"topology", "topology-dump", "topology or matrix", "complete topology or matrix"},
-                 "text": {"matrix", "topology or matrix", "complete topology or matrix"}}
+EXAMPLE_KINDS = {"xml": {"topology", "topology-dump", "topology or matrix", "complete topology or matrix",
+                         "complete topology or matrix, or nvlink-status"},
+                 "text": {"matrix", "topology or matrix", "complete topology or matrix",
+                          "complete topology or matrix, or nvlink-status"}}
 
 
 def _example_rules() -> list:

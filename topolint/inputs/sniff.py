@@ -30,11 +30,25 @@ def _nvidia_smi_topo(text: str) -> str | None:
     return NVIDIA_SMI_TOPO if "GPU0" in text and _SMI_HEADER.search(text) else None
 
 
+NVIDIA_SMI_NVLINK = "nvidia-smi-nvlink"
+_NVLINK_HEAD = re.compile(
+    r"\s*(?:[^\n]*nvidia-smi nvlink[^\n]*\n\s*)?GPU \d+: [^\n]*\(UUID: ?[^)\n]*\)[ \t]*\r?\n"
+    r"\s*(?:Link \d+: *(?:\d+(?:\.\d+)? ?GB/s|<[A-Za-z][A-Za-z ]*>)|(?:NVML: ?)?(?i:unable to retrieve nvlink))"
+)
+
+
+def _nvidia_smi_nvlink(text: str) -> str | None:
+    """``nvidia-smi nvlink -s`` / ``--status``: the first line names a GPU and its UUID, the next is a
+    link's rate or state (``-e``, ``-c`` and ``-L`` print other things there)."""
+    return NVIDIA_SMI_NVLINK if _NVLINK_HEAD.match(text) else None
+
+
 # Each detector looks at the head of a file and names its format or returns None. One line per
 # family of formats; the first that answers wins, so put stricter detectors first.
 DETECTORS = [
     _nccl_xml,
     _nvidia_smi_topo,
+    _nvidia_smi_nvlink,
 ]
 
 # Config formats (infra files) by content, after the machine outputs; names and shebangs come

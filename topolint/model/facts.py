@@ -250,3 +250,41 @@ class TopoMatrix(Fact):
     def cell_loc(self, row: MatrixRow, column: int) -> Location:
         col = row.cell_columns[column] if column < len(row.cell_columns) else 0
         return build(Location, path=row.loc.path, line=row.loc.line, column=col)
+
+
+# ---- nvidia-smi nvlink -s / --status --------------------------------------------------------------
+class NvlinkLink(Fact):
+    """One ``Link K: ...`` line. ``state`` is "active" for a rate (``25.781 GB/s``), else the word
+    in angle brackets as printed, lowercased ("inactive"); ``loc`` points at the rate or state."""
+
+    index: int
+    state: str
+    speed_gbps: Optional[float] = None  # per-link rate as printed (GB/s); None when not active
+    loc: Location
+
+
+class NvlinkGpuStatus(Fact):
+    """One ``GPU N: NAME (UUID: ...)`` block. ``all_inactive`` marks NVML's one-line answer
+    ("Unable to retrieve NVLink information as all links are inActive"): no Link lines then."""
+
+    index: int
+    name: str
+    uuid: Optional[str] = None  # None when redacted ("(UUID: ...)")
+    links: list[NvlinkLink] = []
+    all_inactive: bool = False
+    loc: Location
+
+    @property
+    def active(self) -> list[NvlinkLink]:
+        return [link for link in self.links if link.state == "active"]
+
+    @property
+    def inactive(self) -> list[NvlinkLink]:
+        return [link for link in self.links if link.state != "active"]
+
+
+class NvlinkStatus(Fact):
+    """An ``nvidia-smi nvlink -s`` (``--status``) output: the GPUs it lists, in file order."""
+
+    path: str
+    gpus: list[NvlinkGpuStatus] = []

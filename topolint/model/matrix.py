@@ -179,7 +179,7 @@ def restricted_view(matrix: TopoMatrix) -> str | None:
 
 
 # ---- the join with an NCCL topology XML (TL003, shared entity ids) ------------------------------
-def join_gpus(topology: TopologyFile, matrix: TopoMatrix) -> dict[int, Gpu]:
+def join_gpus(topology: TopologyFile, matrix: TopoMatrix | None = None) -> dict[int, Gpu]:
     """Matrix GPU index -> the XML's GPU: by ``gpu@dev`` when every GPU has one, else by sorted
     bus id (nvidia-smi numbers GPUs in PCI order unless CUDA_DEVICE_ORDER says otherwise)."""
     gpus = topology.gpus
@@ -190,11 +190,15 @@ def join_gpus(topology: TopologyFile, matrix: TopoMatrix) -> dict[int, Gpu]:
 
 def bus_ids(node, matrix: TopoMatrix) -> dict[int, str]:
     """Bus ids for a matrix's GPUs from the node's XML (a dump preferred), when the GPU counts agree."""
-    topologies = sorted(node.topologies, key=lambda t: t.kind != "dump")
-    count = sum(1 for k in matrix.column_kinds if k == "gpu")
-    for topology in topologies:
+    return gpu_bus_ids(node, sum(1 for k in matrix.column_kinds if k == "gpu"))
+
+
+def gpu_bus_ids(node, count: int) -> dict[int, str]:
+    """nvidia-smi GPU index -> bus id from the node's XML (a dump preferred), for an output that
+    lists ``count`` GPUs: the XML must have as many."""
+    for topology in sorted(node.topologies, key=lambda t: t.kind != "dump"):
         if len(topology.gpus) == count:
-            return {index: gpu.bus_id for index, gpu in join_gpus(topology, matrix).items()}
+            return {index: gpu.bus_id for index, gpu in join_gpus(topology).items()}
     return {}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from topolint.inputs.source import SourceFile
-from topolint.model.facts import GraphFile, TopologyFile, TopoMatrix
+from topolint.model.facts import GraphFile, NvlinkStatus, TopologyFile, TopoMatrix
 
 
 @dataclass
@@ -14,6 +14,7 @@ class NodeModel:
     topologies: list[TopologyFile] = field(default_factory=list)
     graphs: list[GraphFile] = field(default_factory=list)
     matrices: list[TopoMatrix] = field(default_factory=list)  # nvidia-smi topo -m / -p2p
+    nvlink_status: list[NvlinkStatus] = field(default_factory=list)  # nvidia-smi nvlink -s
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
     # until the result cache has said whether this node needs checking at all.
@@ -30,6 +31,8 @@ class NodeModel:
             self.graphs.append(facts)
         elif isinstance(facts, TopoMatrix):
             self.matrices.append(facts)
+        elif isinstance(facts, NvlinkStatus):
+            self.nvlink_status.append(facts)
         else:
             raise TypeError(f"no place for {type(facts).__name__} in a node")
 
@@ -47,6 +50,10 @@ class NodeModel:
             kinds.add("topology or matrix")  # a GPU/NIC layout: an NCCL XML or a topo -m matrix
         if self.topologies or any(not m.gpu_rows_missing and m.restricted is None for m in topo):
             kinds.add("complete topology or matrix")  # ... with every GPU (not cut, not a cgroup view)
+        if self.nvlink_status:
+            kinds.add("nvlink-status")  # nvidia-smi nvlink -s: per-link states
+        if "complete topology or matrix" in kinds or self.nvlink_status:
+            kinds.add("complete topology or matrix, or nvlink-status")
         return kinds
 
 

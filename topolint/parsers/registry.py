@@ -13,6 +13,7 @@ PARSERS = {
     NCCL_TOPO_XML: "topolint.parsers.nccl_topo_xml:parse_topology",
     NCCL_GRAPH_XML: "topolint.parsers.nccl_graph_xml:parse_graph",
     "nvidia-smi-topo": "topolint.parsers.nvidia_smi_topo:parse_matrix",
+    "nvidia-smi-nvlink": "topolint.parsers.nvidia_smi_nvlink:parse_nvlink_status",
     # Config formats (infra files): see topolint/inputs/config_names.py.
     "shell": "topolint.parsers.shell:parse_shell",
     "dockerfile": "topolint.parsers.dockerfile:parse_dockerfile",
