@@ -65,3 +65,11 @@ def test_site_rule_missing_a_required_parameter_is_a_usage_error(tmp_path):
     (tmp_path / "SITE001.toml").write_text(text)
     result = run_cli("check", _write(tmp_path, 200000), "--rule-dir", tmp_path)
     assert result.exit_code == 2 and "min_gbps" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_rules_listing_includes_site_rules_from_the_config(tmp_path):
+    (tmp_path / ".topolint.toml").write_text(f'rule-dirs = ["{(FIXTURES / "site-rules").as_posix()}"]\n')
+    listing = run_cli("rules", cwd=tmp_path)
+    assert listing.exit_code == 0 and "SITE001" in listing.stdout
+    explained = run_cli("rule", "fabric-below-ndr", cwd=tmp_path)
+    assert explained.exit_code == 0 and explained.stdout.startswith("# SITE001 fabric-below-ndr")

@@ -278,8 +278,19 @@ def command_check(args) -> int:
     return EXIT_CLEAN
 
 
+def _listed_rules(args):
+    """Built-in rules plus site rules from --rule-dir and the discovered config's rule-dirs."""
+    from topolint.config import ConfigError, discover
+
+    try:
+        loaded = discover(None, False)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return _load_rules([*args.rule_dir, *(loaded.resolve(folder) for folder in loaded.config.rule_dirs)])
+
+
 def command_rules(args) -> int:
-    rules = _load_rules(args.rule_dir)
+    rules = _listed_rules(args)
     if args.format == "json":
         import json
 
@@ -301,7 +312,7 @@ def command_rules(args) -> int:
 
 
 def command_rule(args) -> int:
-    rules = _load_rules(args.rule_dir)
+    rules = _listed_rules(args)
     wanted = args.code.strip()
     for r in rules:
         if r.code == wanted.upper() or r.slug == wanted.lower():
