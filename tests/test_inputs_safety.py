@@ -467,3 +467,11 @@ def test_graph_parser_matches_the_schema():
     assert [g.nchannels for g in graph.graphs] == [2, 1]
     assert graph.graphs[0].channels[1].gpus == [3, 2, 1, 0]
     assert graph.graphs[0].type_intra == "NVL"
+
+
+def test_full_format_shows_the_line_an_unreadable_file_stopped_at(tmp_path):
+    cut = tmp_path / "cut.xml"
+    cut.write_text('<system version="1">\n  <cpu numaid="0" affinity="ff">\n    <pci busid="0000:01:00.0"\n')
+    result = run_cli("check", cut, "--format", "full")
+    assert result.exit_code == 2
+    assert '3 |     <pci busid="0000:01:00.0"' in result.stdout

@@ -213,6 +213,7 @@ def command_check(args) -> int:
         raise UsageError(f"bad rule definition: {exc}") from None
     unreadable = any(f.code == "TL001" for f in result.findings)
     sources = {path: src for node in collection.nodes for path, src in node.sources.items()}
+    shown_sources = {**collection.unparsed, **sources}  # TL001 findings show their line too
     node_of = {path: node.name for node in collection.nodes for path in node.sources}
     # Suppressions see every finding (selected or not), so TL004 knows what each directive matched.
     everything = result.findings + suppression.apply(result.findings, sources, rules, node_of, result.ran,
@@ -244,7 +245,7 @@ def command_check(args) -> int:
     report = Report(
         findings=findings,
         rules=[r for r in rules if r.code in chosen],
-        sources=sources,
+        sources=shown_sources,
         project_root=(args.project_root or Path.cwd()).resolve(),
         nccl_version=str(version),
         unreadable=unreadable,

@@ -40,6 +40,7 @@ class Collection:
     notes: list[str] = field(default_factory=list)  # shown with --verbose
     configs: list = field(default_factory=list)  # ConfigFile: infra files (model/config.py), not nodes
     topology_nodes: list[NodeModel] = field(default_factory=list)  # from --topology, for config rules
+    unparsed: dict = field(default_factory=dict)  # path -> SourceFile read as text but not parsed (TL001)
 
 
 @lru_cache(maxsize=4096)
@@ -98,6 +99,8 @@ class _Collector:
                 return
             self.config(parse(fmt, source), source, path, node)
         except InputError as exc:
+            if source is not None:
+                self.result.unparsed[source.path] = source  # reports can still show the line
             self.unreadable(exc, path, node, explicit)
 
     def unreadable(self, exc: InputError, path: str, node: NodeModel, explicit: bool) -> None:
@@ -113,7 +116,7 @@ class _Collector:
             try:
                 facts = parse(fmt, source)
             except InputError as exc:
-                del node.sources[source.path]
+                self.result.unparsed[source.path] = node.sources.pop(source.path)
                 self.unreadable(exc, source.path, node, explicit)
                 continue
             node.add(facts)
