@@ -31,6 +31,25 @@ def _number(value: str) -> int | None:
 
 
 def cases(context) -> list[Case]:
+    """Every transport-off setting with the rule that owns it, decided once per run (three
+    rules read the same decision)."""
+    if "transport_cases" not in context.shared:
+        context.shared["transport_cases"] = _decide(context)
+    return context.shared["transport_cases"]
+
+
+def evidenced_hits(context, rule: str):
+    """NVL003 / NET007: the setting's line, with the evidence that the transport is wanted."""
+    from topolint.checks._config import setting_hit
+
+    for case in cases(context):
+        if case.rule == rule:
+            hit = setting_hit(case.setting, reason=case.evidence[0])
+            hit.evidence.extend(case.evidence)
+            yield hit
+
+
+def _decide(context) -> list[Case]:
     views = topology_views(context)
     found = []
     for config, s in literal_settings(context):

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._config import setting_hit
-from topolint.checks._transport import cases
+from topolint.checks._transport import evidenced_hits
 from topolint.engine.finding import Hit
 
 NEEDS = ("config",)
@@ -17,8 +16,4 @@ class Parameters(CheckParameters):
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
-    for case in cases(context):
-        if case.rule == "NET007":
-            hit = setting_hit(case.setting, reason=case.evidence[0])
-            hit.evidence.extend(case.evidence)
-            yield hit
+    return evidenced_hits(context, "NET007")

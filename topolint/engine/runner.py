@@ -31,6 +31,7 @@ class CheckContext:
         self.configs = configs or []  # ConfigFile (model/config.py), for checks with NEEDS "config"
         self.topology_nodes = topology_nodes or []  # --topology nodes, for NEEDS "topology" of config checks
         self._systems: dict[int, Any] = {}
+        self.shared: dict[str, Any] = {}  # what several checks derive alike, computed once per context
 
     @property
     def version(self) -> NcclVersion:
