@@ -1,0 +1,279 @@
+"""The one place numbers, ranges and masks from inputs are read.
+
+Every parser and rule reads input numbers through these helpers, never with bare ``int()`` or
+``float()``: inputs are untrusted (a pasted dump, a hand-edited manifest), so each helper is
+linear in its input, bounded in what it returns, and answers None instead of raising.
+
+Two families:
+- ``decimal``/``hex_int``: what a tool printed (lspci, ibstat, a matrix cell). Only ASCII digits;
+  superscripts, ``inf``, ``nan`` and digit strings longer than any real value are None.
+- ``strtol``/``strtoull``/``strtof``: what NCCL itself reads from an XML attribute or an env
+  variable, with C's semantics (NCCL calls ``strtol(s, NULL, 0)``, ``strtoull(s, NULL, 0)`` and
+  ``strtof(s, NULL)``; src/graph/xml.h ``xmlGetAttrInt``/``xmlGetAttrLong``/``xmlGetAttrFloat``).
+  They return what C returns plus whether the whole text was consumed, so a caller can say
+  "NCCL reads 010 as 8" (TOPO002) rather than guess.
+
+CPU sets are kept as sorted, merged intervals (``CpuSet``), never expanded element by element,
+and bounded by ``MAX_CPUS``: a range such as ``0-100000000`` is rejected, not materialised.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from dataclasses import dataclass
+
+# Linux's NR_CPUS tops out at 8192 on every distribution kernel; leave headroom, but stay small
+# enough that a mask's word count (MAX_CPUS / 32) is a few thousand at most.
+MAX_CPUS = 65536
+MASK_WORDS = MAX_CPUS // 32
+# Longest digit string any real value needs (a 64-bit value is 20 decimal digits, 16 hex, 22
+# octal); longer ones are rejected before Python's int() sees them (its 4,300-digit limit).
+MAX_DIGITS = 24
+PCI_DOMAIN_MAX = 0xFFFFFFFF  # Intel VMD uses 32-bit domains (10000:00:00.0)
+
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+ULLONG_MAX = 2**64 - 1
+
+_DECIMAL = re.compile(r"[+-]?[0-9]{1,%d}" % MAX_DIGITS)
+_HEX = re.compile(r"(?:0[xX])?([0-9a-fA-F]{1,%d})" % MAX_DIGITS)
+_C_SPACE = " \t\n\v\f\r"
+_C_INT = re.compile(r"([+-]?)(0[xX](?=[0-9a-fA-F]))?([0-9a-zA-Z]*)")
+
+
+def decimal(text: str | None) -> int | None:
+    """A decimal integer as a tool prints it (surrounding blanks allowed); None otherwise."""
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if _DECIMAL.fullmatch(text) else None
+
+
+def hex_int(text: str | None) -> int | None:
+    """A hexadecimal integer with or without ``0x`` (PCI ids, GUIDs, cpumask words)."""
+    if text is None:
+        return None
+    match = _HEX.fullmatch(text.strip())
+    return int(match.group(1), 16) if match else None
+
+
+def _c_integer(text: str, base: int) -> tuple[int | None, int]:
+    """(value, end) of C's strtol-family scan; value None when no digit was read."""
+    start = len(text) - len(text.lstrip(_C_SPACE))
+    match = _C_INT.match(text, start)
+    sign, prefix, digits = match.groups()
+    if prefix and base not in (0, 16):
+        prefix, digits = None, "0"  # "0x" in base 10 or 8 is a 0 followed by junk
+    radix = base or (16 if prefix else 8 if digits.startswith("0") else 10)
+    valid = "0123456789abcdefghijklmnopqrstuvwxyz"[:radix]
+    length = 0
+    for char in digits:
+        if char.lower() not in valid:
+            break
+        length += 1
+    if length == 0:
+        return None, 0
+    end = match.start(3) + length
+    digits = digits[:length].lstrip("0") or "0"
+    # Beyond 64 bits C saturates; no need to build a huge int to know that.
+    value = int(digits, radix) if len(digits) <= MAX_DIGITS else ULLONG_MAX + 1
+    return (-value if sign == "-" else value), end
+
+
+def strtol(text: str | None, base: int = 0) -> tuple[int, bool]:
+    """C ``strtol(text, &end, base)`` as NCCL calls it: (value, whole text consumed).
+
+    Base 0 reads ``0x1f`` as hex and ``010`` as octal 8; out-of-range values saturate at
+    LONG_MIN/LONG_MAX as C does (errno ERANGE); nothing readable gives (0, False).
+    """
+    if not text:
+        return 0, False
+    value, end = _c_integer(text, base)
+    if value is None:
+        return 0, False
+    value = max(LONG_MIN, min(LONG_MAX, value))
+    return value, end == len(text)
+
+
+def strtoull(text: str | None, base: int = 0) -> tuple[int, bool]:
+    """C ``strtoull``: like strtol, but a leading ``-`` negates modulo 2**64 and overflow is
+    ULLONG_MAX."""
+    if not text:
+        return 0, False
+    value, end = _c_integer(text, base)
+    if value is None:
+        return 0, False
+    if abs(value) > ULLONG_MAX:
+        value = ULLONG_MAX
+    elif value < 0:
+        value = (ULLONG_MAX + 1 + value) & ULLONG_MAX
+    return value, end == len(text)
+
+
+_C_FLOAT = re.compile(
+    r"[+-]?(?:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?"
+    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
+    r"|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)",
+    re.I,
+)
+
+
+def float32(value: float) -> float:
+    """``value`` rounded to IEEE single precision, as NCCL's ``float`` fields hold it."""
+    if math.isnan(value) or math.isinf(value):
+        return value
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def strtof(text: str | None) -> tuple[float, bool]:
+    """C ``strtof(text, &end)``: (float32 value, whole text consumed); accepts ``inf``, ``nan``
+    and hex floats as C does. Nothing readable gives (0.0, False)."""
+    if not text:
+        return 0.0, False
+    start = len(text) - len(text.lstrip(_C_SPACE))
+    match = _C_FLOAT.match(text, start)
+    if not match or len(match.group(0)) > 4096:
+        return 0.0, False
+    token = match.group(0)
+    body = token.lstrip("+-").lower()
+    negative = token.startswith("-")
+    if body.startswith("inf"):
+        value = math.inf
+    elif body.startswith("nan"):
+        value = math.nan
+    elif body.startswith("0x"):
+        mantissa, _, exponent = body[2:].partition("p")
+        exponent_value = decimal(exponent or "0")
+        if exponent_value is None:  # absurd exponent: saturates like C
+            value = math.inf if not exponent.startswith("-") else 0.0
+        else:
+            whole, _, frac = mantissa.partition(".")
+            digits = (whole + frac).lstrip("0")[:64] or "0"
+            shift = exponent_value - 4 * len(frac) + 4 * (len((whole + frac).lstrip("0")) - len(digits))
+            value = math.ldexp(int(digits, 16), max(-2000, min(2000, shift))) if digits != "0" else 0.0
+    else:
+        try:
+            value = float(body)
+        except (ValueError, OverflowError):
+            value = math.inf
+    return float32(-value if negative else value), match.end() == len(text)
+
+
+@dataclass(frozen=True)
+class CpuSet:
+    """A set of CPU ids as sorted, disjoint, non-adjacent closed intervals."""
+
+    intervals: tuple[tuple[int, int], ...] = ()
+
+    @classmethod
+    def of(cls, pairs) -> CpuSet:
+        merged: list[list[int]] = []
+        for low, high in sorted(pairs):
+            if merged and low <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], high)
+            else:
+                merged.append([low, high])
+        return cls(tuple((a, b) for a, b in merged))
+
+    def __len__(self) -> int:
+        return sum(high - low + 1 for low, high in self.intervals)
+
+    def __bool__(self) -> bool:
+        return bool(self.intervals)
+
+    def __contains__(self, cpu: int) -> bool:
+        return any(low <= cpu <= high for low, high in self.intervals)
+
+    def __and__(self, other: CpuSet) -> CpuSet:
+        out, i, j = [], 0, 0
+        a, b = self.intervals, other.intervals
+        while i < len(a) and j < len(b):
+            low, high = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+            if low <= high:
+                out.append((low, high))
+            if a[i][1] < b[j][1]:
+                i += 1
+            else:
+                j += 1
+        return CpuSet(tuple(out))
+
+    def __or__(self, other: CpuSet) -> CpuSet:
+        return CpuSet.of(self.intervals + other.intervals)
+
+    def issubset(self, other: CpuSet) -> bool:
+        return (self & other) == self
+
+    def text(self) -> str:
+        """The cpulist form Linux prints: ``0-47,96-143``."""
+        return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in self.intervals)
+
+
+def cpulist(text: str | None) -> CpuSet | None:
+    """A Linux cpulist (``0-47,96-143``, ``0,2,4``; numactl, nvidia-smi, sysfs); None when a
+    part does not parse, a range runs backwards or a CPU id is beyond MAX_CPUS."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not text:
+        return CpuSet()
+    pairs = []
+    for part in text.split(","):
+        low_text, dash, high_text = part.strip().partition("-")
+        low = decimal(low_text) if low_text.strip().isascii() else None
+        high = decimal(high_text) if dash else low
+        if low is None or high is None or low < 0 or high < low or high >= MAX_CPUS:
+            return None
+        pairs.append((low, high))
+    return CpuSet.of(pairs)
+
+
+def cpumask(text: str | None) -> CpuSet | None:
+    """A Linux cpumask as NCCL writes ``affinity`` (comma-separated 32-bit hex words, most
+    significant first: ``ffffffff,00000000``); None when it does not parse or is wider than
+    MAX_CPUS. Work is linear in the text; the set comes back as intervals."""
+    if text is None:
+        return None
+    words = text.strip().split(",")
+    if len(words) > MASK_WORDS:
+        return None
+    pairs: list[tuple[int, int]] = []
+    for index, word in enumerate(reversed(words)):
+        value = hex_int(word)
+        if value is None or len(word.strip()) > 8 or word.strip().lower().startswith("0x"):
+            return None
+        base = 32 * index
+        bit = 0
+        while value:
+            if value & 1:
+                run = 0
+                while value & 1:
+                    value >>= 1
+                    run += 1
+                pairs.append((base + bit, base + bit + run - 1))
+                bit += run
+            else:
+                value >>= 1
+                bit += 1
+    return CpuSet.of(pairs)
+
+
+_PCI = re.compile(r"(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])")
+
+
+def pci_address(text: str | None) -> str | None:
+    """A PCI address (``0000:17:00.0``, ``17:00.0``, VMD's ``10000:00:00.0``) normalised to
+    lower case with a 4-digit domain (more where the domain needs it); None otherwise."""
+    if text is None:
+        return None
+    match = _PCI.fullmatch(text.strip())
+    if not match:
+        return None
+    domain, bus, device, function = match.groups()
+    domain_value = int(domain, 16) if domain else 0
+    if int(device, 16) > 0x1F:
+        return None
+    return f"{domain_value:04x}:{int(bus, 16):02x}:{int(device, 16):02x}.{function}"
