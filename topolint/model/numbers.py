@@ -50,6 +50,18 @@ def decimal(text: str | None) -> int | None:
     return int(text) if _DECIMAL.fullmatch(text) else None
 
 
+_PLAIN_FLOAT = re.compile(r"[+-]?[0-9]{1,%d}(?:\.[0-9]{1,%d})?" % (MAX_DIGITS, MAX_DIGITS))
+
+
+def plain_float(text: str | None) -> float | None:
+    """A finite decimal such as a tool prints (``26.562``, ``16.0``): ASCII digits only, no
+    exponent, ``inf`` or ``nan``; None otherwise."""
+    if text is None:
+        return None
+    text = text.strip()
+    return float(text) if _PLAIN_FLOAT.fullmatch(text) else None
+
+
 def hex_int(text: str | None) -> int | None:
     """A hexadecimal integer with or without ``0x`` (PCI ids, GUIDs, cpumask words)."""
     if text is None:
@@ -94,6 +106,28 @@ def strtol(text: str | None, base: int = 0) -> tuple[int, bool]:
         return 0, False
     value = max(LONG_MIN, min(LONG_MAX, value))
     return value, end == len(text)
+
+
+def strtol_prefix(text: str | None, base: int = 0) -> int | None:
+    """What C ``strtol`` reads from the start of ``text`` (``12abc`` is 12, saturating), or None
+    when no digit can be read at all (where C would return 0 without a sign of failure)."""
+    if not text:
+        return None
+    value, _ = _c_integer(text, base)
+    return None if value is None else max(LONG_MIN, min(LONG_MAX, value))
+
+
+def c_int(value: int) -> int:
+    """``value`` stored in a C ``int``, as NCCL's ``xmlGetAttrInt`` stores ``strtol``'s long
+    (src/graph/xml.h): gcc keeps the low 32 bits, two's complement."""
+    value &= 0xFFFFFFFF
+    return value - 2**32 if value >= 2**31 else value
+
+
+def strtol_clean(text: str | None) -> tuple[int, bool]:
+    """``strtol(text, NULL, 0)`` and whether only blanks follow the number: trailing blanks do not
+    change what C reads, so they are not a misreading."""
+    return strtol((text or "").rstrip(_C_SPACE))
 
 
 def strtoull(text: str | None, base: int = 0) -> tuple[int, bool]:
@@ -232,33 +266,47 @@ def cpulist(text: str | None) -> CpuSet | None:
 
 
 def cpumask(text: str | None) -> CpuSet | None:
-    """A Linux cpumask as NCCL writes ``affinity`` (comma-separated 32-bit hex words, most
-    significant first: ``ffffffff,00000000``); None when it does not parse or is wider than
-    MAX_CPUS. Work is linear in the text; the set comes back as intervals."""
+    """A Linux cpumask as NCCL writes ``affinity`` (comma-separated hex words, most significant
+    first: ``ffffffff,00000000``); None when it does not parse or is wider than MAX_CPUS.
+
+    The kernel writes 32-bit words; when every word has at most 8 hex digits each is read as 32
+    bits (short words are zero-padded), otherwise each word counts at its own width (4 bits a
+    digit), as hand-written 64-bit words mean. Work is linear in the text; the set comes back
+    as intervals."""
     if text is None:
         return None
-    words = text.strip().split(",")
-    if len(words) > MASK_WORDS:
+    words = [w.strip() for w in text.strip().split(",")]
+    if len(words) > MAX_CPUS // 4 or any(w.lower().startswith("0x") for w in words):
+        return None
+    fixed = all(len(w) <= 8 for w in words)
+    widths = [32 if fixed else 4 * len(w) for w in words]
+    if sum(widths) > MAX_CPUS:
         return None
     pairs: list[tuple[int, int]] = []
-    for index, word in enumerate(reversed(words)):
-        value = hex_int(word)
-        if value is None or len(word.strip()) > 8 or word.strip().lower().startswith("0x"):
+    base = 0
+    for word, width in zip(reversed(words), reversed(widths)):
+        value = hex_int(word) if len(word) <= MAX_DIGITS else None
+        if value is None:
             return None
-        base = 32 * index
-        bit = 0
-        while value:
-            if value & 1:
-                run = 0
-                while value & 1:
-                    value >>= 1
-                    run += 1
-                pairs.append((base + bit, base + bit + run - 1))
-                bit += run
-            else:
-                value >>= 1
-                bit += 1
+        pairs.extend((base + low, base + high) for low, high in _bit_runs(value))
+        base += width
     return CpuSet.of(pairs)
+
+
+def _bit_runs(value: int):
+    """(first, last) bit of each run of set bits in ``value``, lowest first."""
+    bit = 0
+    while value:
+        if value & 1:
+            run = 0
+            while value & 1:
+                value >>= 1
+                run += 1
+            yield bit, bit + run - 1
+            bit += run
+        else:
+            value >>= 1
+            bit += 1
 
 
 _PCI = re.compile(r"(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])")
