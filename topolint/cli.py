@@ -81,6 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
     rule = commands.add_parser("rule", help="explain one rule")
     rule.add_argument("code", help="rule code or slug, e.g. NUMA001 or gpu-nic-cross-socket")
     rule.add_argument("--rule-dir", action="append", type=Path, default=[])
+
+    collect = commands.add_parser("collect", help="run this node's commands and write a node bundle")
+    collect.add_argument("-o", "--output", type=Path, default=None,
+                         help="bundle folder to write (default: topolint-bundle-HOSTNAME; must be new or empty)")
+    collect.add_argument("--nccl-dump", action="store_true",
+                         help="also capture an NCCL topology dump (runs nccl-tests' all_reduce_perf once)")
+    collect.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every command's timeout")
     return parser
 
 
@@ -324,13 +331,19 @@ def command_rule(args) -> int:
     raise UsageError(f"unknown rule {wanted!r}; `topolint rules` lists them")
 
 
+def _command_collect(args) -> int:
+    from topolint.commands.collect import command_collect
+
+    return command_collect(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
-    handlers = {"check": command_check, "rules": command_rules, "rule": command_rule}
+    handlers = {"check": command_check, "rules": command_rules, "rule": command_rule, "collect": _command_collect}
     # A run is short and allocates many small acyclic objects (facts): the cycle collector's
     # passes over them cost a quarter of a large run and free nothing that refcounting does not.
     collecting = gc.isenabled()
