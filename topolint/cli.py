@@ -100,12 +100,23 @@ def _completion_arguments(commands) -> argparse.ArgumentParser:
     return completion
 
 
+def _collect_arguments(commands) -> argparse.ArgumentParser:
+    collect = commands.add_parser("collect", help="run this node's commands and write a node bundle")
+    collect.add_argument("-o", "--output", type=Path, default=None,
+                         help="bundle folder to write (default: topolint-bundle-HOSTNAME; must be new or empty)")
+    collect.add_argument("--nccl-dump", action="store_true",
+                         help="also capture an NCCL topology dump (runs nccl-tests' all_reduce_perf once)")
+    collect.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every command's timeout")
+    return collect
+
+
 # name -> (declares its arguments, runs it)
 COMMANDS = {
     "check": (_check_arguments, "topolint.commands.check:cli"),
     "rules": (_rules_arguments, "topolint.commands.rules:rules_cli"),
     "rule": (_rule_arguments, "topolint.commands.rules:rule_cli"),
     "completion": (_completion_arguments, "topolint.commands.completion:cli"),
+    "collect": (_collect_arguments, "topolint.commands.collect:command_collect"),
 }
 
 
@@ -124,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _handler(command: str):
     module, function = COMMANDS[command][1].split(":")
     return getattr(importlib.import_module(module), function)
+
+
+def _command_collect(args) -> int:
+    from topolint.commands.collect import command_collect
+
+    return command_collect(args)
 
 
 def main(argv: list[str] | None = None) -> int:

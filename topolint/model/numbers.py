@@ -50,6 +50,18 @@ def decimal(text: str | None) -> int | None:
     return int(text) if _DECIMAL.fullmatch(text) else None
 
 
+_DECIMAL_FRACTION = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9})?")
+
+
+def decimal_fraction(text: str | None) -> float | None:
+    """A plain decimal as a tool prints a rate (``2.5`` in lspci's ``2.5GT/s``, ``16``); no sign,
+    exponent, ``inf`` or ``nan``; None otherwise."""
+    if text is None:
+        return None
+    text = text.strip()
+    return float(text) if _DECIMAL_FRACTION.fullmatch(text) else None
+
+
 def hex_int(text: str | None) -> int | None:
     """A hexadecimal integer with or without ``0x`` (PCI ids, GUIDs, cpumask words)."""
     if text is None:
