@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from topolint.inputs.source import SourceFile
+from topolint.model.fabric import FabricFile
 from topolint.model.facts import GraphFile, NvlinkStatus, TopologyFile, TopoMatrix
 
 
@@ -15,6 +16,7 @@ class NodeModel:
     graphs: list[GraphFile] = field(default_factory=list)
     matrices: list[TopoMatrix] = field(default_factory=list)  # nvidia-smi topo -m / -p2p
     nvlink_status: list[NvlinkStatus] = field(default_factory=list)  # nvidia-smi nvlink -s
+    fabric: list[FabricFile] = field(default_factory=list)  # ibstat, show_gids, ethtool, mounts... (model/fabric.py)
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
     # until the result cache has said whether this node needs checking at all.
@@ -33,6 +35,8 @@ class NodeModel:
             self.matrices.append(facts)
         elif isinstance(facts, NvlinkStatus):
             self.nvlink_status.append(facts)
+        elif isinstance(facts, FabricFile):
+            self.fabric.append(facts)
         else:
             raise TypeError(f"no place for {type(facts).__name__} in a node")
 
@@ -54,6 +58,7 @@ class NodeModel:
             kinds.add("nvlink-status")  # nvidia-smi nvlink -s: per-link states
         if "complete topology or matrix" in kinds or self.nvlink_status:
             kinds.add("complete topology or matrix, or nvlink-status")
+        kinds.update(k for f in self.fabric for k in f.kinds())  # ports, gids, qos, ethtool, interfaces, routes, mounts
         return kinds
 
 
