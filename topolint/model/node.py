@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from topolint.inputs.source import SourceFile
+from topolint.model.fabric import FabricFile
 from topolint.model.facts import GraphFile, NvlinkStatus, TopologyFile, TopoMatrix
 from topolint.model.host import (
     BundleManifest, HwlocTopology, KernelCmdline, KernelLog, LspciFile, NumaTable, VirtEvidence,
@@ -36,6 +37,7 @@ class NodeModel:
     numa_tables: list[NumaTable] = field(default_factory=list)  # numactl -H
     hwloc: list[HwlocTopology] = field(default_factory=list)  # lstopo XML
     bundle: BundleManifest | None = None  # the node bundle it was read from (inputs/bundle.py)
+    fabric: list[FabricFile] = field(default_factory=list)  # ibstat, show_gids, ethtool, mounts... (model/fabric.py)
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
     # until the result cache has said whether this node needs checking at all.
@@ -56,6 +58,8 @@ class NodeModel:
             self.nvlink_status.append(facts)
         elif type(facts) in HOST_FACTS:
             getattr(self, HOST_FACTS[type(facts)][0]).append(facts)
+        elif isinstance(facts, FabricFile):
+            self.fabric.append(facts)
         else:
             raise TypeError(f"no place for {type(facts).__name__} in a node")
 
@@ -84,6 +88,7 @@ class NodeModel:
             kinds.add("bundle")
         if "matrix" in kinds or self.bundle is not None:
             kinds.add("matrix or bundle")
+        kinds.update(k for f in self.fabric for k in f.kinds())  # ports, gids, qos, ethtool, interfaces, routes, mounts
         return kinds
 
 
