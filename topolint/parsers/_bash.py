@@ -125,50 +125,38 @@ class _Lexer:
             if top == '"':
                 if char == '"':
                     stack.pop()
+                    if not stack:
+                        return i + 1
                     i += 1
-                elif text.startswith("$((", i):
-                    stack.append("))")
-                    i += 3
-                elif text.startswith("$(", i) or text.startswith("${", i):
-                    stack.append(_CLOSERS[text[i:i + 2]])
-                    i += 2
-                elif char == "`":
-                    stack.append("`")
-                    i += 1
-                else:
-                    i += 1
-                if not stack:
-                    return i
-                continue
-            if text.startswith(top, i):
+                    continue
+            elif text.startswith(top, i):
                 stack.pop()
                 i += len(top)
                 if not stack:
                     return i
                 continue
-            if char == "'":
+            elif char == "'":
                 end = text.find("'", i + 1)
                 if end < 0:
                     raise _Open("single quote")
                 i = end + 1
+                continue
             elif char == '"':
                 stack.append('"')
                 i += 1
-            elif text.startswith("$((", i):
-                stack.append("))")
-                i += 3
-            elif text.startswith("$(", i) or text.startswith("${", i):
-                stack.append(_CLOSERS[text[i:i + 2]])
-                i += 2
-            elif char == "`":
-                stack.append("`")
-                i += 1
+                continue
             elif char == "(" and top in (")", "))"):
                 stack.append(")")
                 i += 1
+                continue
             elif char == "#" and top == ")" and (i == 0 or text[i - 1] in " \t\n"):
                 end = text.find("\n", i)
                 i = n if end < 0 else end
+                continue
+            opener = _opener(text, i)
+            if opener:
+                stack.append(_CLOSERS[opener])
+                i += len(opener)
             else:
                 i += 1
         raise _Open({")": "$(...)", "))": "$((...))", "}": "${...}", "`": "backtick", '"': "double quote"}
@@ -190,8 +178,8 @@ class _Lexer:
                 parts.append(following if following in '$`"\\' else "\\" + following)
                 i += 2
                 continue
-            if text.startswith("$((", i) or text.startswith("$(", i) or text.startswith("${", i) or char == "`":
-                opener = "$((" if text.startswith("$((", i) else ("`" if char == "`" else text[i:i + 2])
+            opener = _opener(text, i)
+            if opener:
                 end = self._nested(i + len(opener), _CLOSERS[opener])
                 parts.append(text[i:end])
                 i = end
@@ -240,8 +228,8 @@ class _Lexer:
                 end = self._ansi_quoted(i + 2)
                 parts.append(_ansi_c(text[i + 2:end]))
                 quoted, i = True, end + 1
-            elif text.startswith("$((", i) or text.startswith("$(", i) or text.startswith("${", i) or char == "`":
-                opener = "$((" if text.startswith("$((", i) else ("`" if char == "`" else text[i:i + 2])
+            elif _opener(text, i):
+                opener = _opener(text, i)
                 end = self._nested(i + len(opener), _CLOSERS[opener])
                 parts.append(text[i:end])
                 i = end
@@ -251,6 +239,20 @@ class _Lexer:
         raw = text[start:i]
         self._advance_to(i)
         return Token("".join(parts), line, column, raw=raw, quoted=quoted)
+
+
+def _opener(text: str, i: int) -> str | None:
+    """The substitution that opens at ``i``: ``$((``, ``$(``, ``${`` or a backtick."""
+    char = text[i]
+    if char == "`":
+        return "`"
+    if char != "$":
+        return None
+    if text.startswith("$((", i):
+        return "$(("
+    if text.startswith("$(", i) or text.startswith("${", i):
+        return text[i:i + 2]
+    return None
 
 
 class _Open(Exception):
