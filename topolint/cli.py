@@ -78,10 +78,56 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     rules.add_argument("--rule-dir", action="append", type=Path, default=[])
 
+    _add_estimate_parser(commands)
+
     rule = commands.add_parser("rule", help="explain one rule")
     rule.add_argument("code", help="rule code or slug, e.g. NUMA001 or gpu-nic-cross-socket")
     rule.add_argument("--rule-dir", action="append", type=Path, default=[])
     return parser
+
+
+def _add_estimate_parser(commands) -> None:
+    est = commands.add_parser("estimate", help="expected collective bandwidth per algorithm, and its bottleneck")
+    est.add_argument("paths", nargs="+", metavar="PATH", help="topology dumps, node folders or a cluster folder")
+    est.add_argument("--nodes", type=int, default=None, help="node count (default: the nodes given)")
+    est.add_argument("--gpus-per-node", type=int, default=None, help="GPUs used per node (default: all)")
+    est.add_argument("--collective", default="allreduce",
+                     choices=["allreduce", "allgather", "reducescatter", "broadcast", "alltoall"])
+    est.add_argument("--size", default=None, help="bytes per rank, e.g. 8G (default 8G)")
+    est.add_argument("--sizes", default=None, help="a range, doubling: 1M..8G")
+    est.add_argument("--servers", type=int, default=None, help="parameter servers (default: one per node)")
+    est.add_argument("--colocated", action="store_true", help="parameter servers run on the worker nodes")
+    est.add_argument("--nvlinks", type=int, default=None,
+                     help="NVLinks per GPU to NVSwitches, for static topology files that state none")
+    est.add_argument("--no-nvls", action="store_true", help="NVLink SHARP multicast is not available")
+    est.add_argument("--collnet", action="store_true", help="the fabric offers CollNet/SHARP (NCCL_COLLNET_ENABLE=1)")
+    est.add_argument("--oversubscription", type=float, default=1.0, help="fabric leaf-to-spine oversubscription")
+    est.add_argument("--algorithm", default=None, help="only this NCCL algorithm (as NCCL_ALGO=...)")
+    est.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
+    est.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+
+
+def command_estimate(args) -> int:
+    from topolint.commands.estimate import EstimateUsageError, parse_sizes, render, run_estimate
+    from topolint.estimate import Options
+    from topolint.model.nccl_version import NEWEST, NcclVersion, VersionError
+
+    if (args.nodes is not None and args.nodes < 1) or (args.gpus_per_node is not None and args.gpus_per_node < 1):
+        raise UsageError("--nodes and --gpus-per-node must be at least 1")
+    try:
+        version = NcclVersion.parse(args.nccl_version or NEWEST)
+        sizes = parse_sizes(args.size, args.sizes)
+        options = Options(nvls=False if args.no_nvls else None, collnet=args.collnet, servers=args.servers,
+                          colocated=args.colocated, oversubscription=max(1.0, args.oversubscription),
+                          algorithm=(args.algorithm or "").lower() or None, nvlinks=args.nvlinks)
+        run = run_estimate(args.paths, sizes, args.nodes, args.gpus_per_node, args.collective, version, options)
+    except (VersionError, EstimateUsageError) as exc:
+        raise UsageError(str(exc)) from None
+    for problem in run.problems:
+        print(f"topolint: {problem.code}: {problem.path}:{problem.line}: {problem.message}", file=sys.stderr)
+    if run.estimates:
+        sys.stdout.write(render(args.format, run))
+    return EXIT_ERROR if run.unreadable or not run.estimates else EXIT_CLEAN
 
 
 def _load_rules(dirs: list[Path]):
@@ -330,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
-    handlers = {"check": command_check, "rules": command_rules, "rule": command_rule}
+    handlers = {"check": command_check, "rules": command_rules, "rule": command_rule, "estimate": command_estimate}
     # A run is short and allocates many small acyclic objects (facts): the cycle collector's
     # passes over them cost a quarter of a large run and free nothing that refcounting does not.
     collecting = gc.isenabled()

@@ -87,3 +87,18 @@ class NcclVersion:
     def knows_pcie_suffix(self) -> bool:
         """The "16.0 GT/s PCIe" spellings are in NCCL's speed dictionary since 2.11.4."""
         return self.at_least(11, 4)
+
+    @property
+    def has_nvls(self) -> bool:
+        """NVLink SHARP (NVLS) all-reduce: NCCL 2.17 and later."""
+        return self.at_least(17)
+
+    @property
+    def has_nvls_tree(self) -> bool:
+        """NVLSTree (NVLS in the node, trees between nodes): NCCL 2.18 and later."""
+        return self.at_least(18)
+
+    @property
+    def has_pat(self) -> bool:
+        """PAT (parallel aggregated trees) for allgather/reducescatter, one GPU per node: NCCL 2.23 and later."""
+        return self.at_least(23)
