@@ -137,8 +137,10 @@ def _cpu_kind(system: System) -> tuple[str, str]:
 def _ports(system: System, node: str, gpus: list[Gpu]) -> list[NetPort]:
     ports = []
     allowed = {g.bus_id for g in gpus}
+    # NCCL uses sockets only when no RDMA device exists (src/init.cc: the IB plugin first, then Socket).
+    fabric = [key for key in system.nets if system.is_fabric(key)]
     for key, (nic, net) in system.nets.items():
-        if not system.is_fabric(key):
+        if fabric and key not in fabric:
             continue
         paths = {bus: p for bus, p in system.gpu_net_paths.items() if bus in allowed}
         local = system.local_gpu(key, paths) if paths else None

@@ -155,7 +155,7 @@ def estimate(models, nodes: int | None = None, gpus_per_node: int | None = None,
     comm = _comm(hws, n_nodes, ranks, version, options, graphs)
     algorithms: list[AlgorithmEstimate] = []
     if collective != "alltoall":
-        algorithms += _nccl_algorithms(collective, size, graphs, comm, options)
+        algorithms += _nccl_algorithms(collective, size, graphs, comm, options, hws)
     selected = min(algorithms, key=lambda a: a.time_us).name if algorithms else None
     if collective == "allreduce" and n_nodes > 1:
         algorithms.append(_hierarchical(hws, graphs, n_nodes, gpn, size, options))
@@ -248,7 +248,18 @@ def _comm(hws, n_nodes, ranks, version, options, graphs) -> tuning.Comm:
                        all(hw.nvswitch for hw in hws))
 
 
-def _nccl_algorithms(coll, size, graphs, comm, options) -> list[AlgorithmEstimate]:
+def _network_bound(hws, comm, coll, options) -> tuple[float, Bottleneck] | None:
+    """The bound no algorithm beats across nodes: all-reduce moves 2(N-1)/N x S in and out of each
+    node (Patarasuk & Yuan 2009), so busbw <= K x ((p-1)/p) / ((N-1)/N) for K GB/s of NICs per node
+    (perf-reference 4.4). NCCL's model doubles bwInter for two-node NVLSTree, slightly above it."""
+    if comm.nodes < 2 or coll != "allreduce":
+        return None
+    nic_bw, bottleneck = _nic_aggregate(hws)
+    nic_bw /= options.oversubscription
+    return nic_bw * ((comm.ranks - 1) / comm.ranks) / ((comm.nodes - 1) / comm.nodes), bottleneck
+
+
+def _nccl_algorithms(coll, size, graphs, comm, options, hws) -> list[AlgorithmEstimate]:
     choices = tuning.model(coll, graphs, comm)
     if options.algorithm:
         choices = [c for c in choices if c.algorithm == options.algorithm]
@@ -259,16 +270,27 @@ def _nccl_algorithms(coll, size, graphs, comm, options) -> list[AlgorithmEstimat
         if choice.algorithm not in best or t < best[choice.algorithm][0]:
             best[choice.algorithm] = (t, choice)
     factor = bus_factor(coll, comm.ranks)
+    bound = _network_bound(hws, comm, coll, options)
     result = []
     for algo in T.ALGORITHMS:
         if algo not in best:
             continue
         t, choice = best[algo]
-        algbw = size / (t * 1000)
         graph = graphs[algo]
+        bottleneck = graph.bottleneck
+        if graph.inter_bottleneck and any("network" in note for note in choice.notes):
+            bottleneck = graph.inter_bottleneck
         notes = (f"NCCL {T.NCCL_NAMES[algo]}/{choice.protocol}: {graph.channels} channels x "
                  f"{graph.bw_intra:g}/{graph.bw_inter:g} GB/s (intra/inter)",) + choice.notes
-        result.append(AlgorithmEstimate(algo, choice.protocol, algbw * factor, algbw, t, graph.bottleneck,
+        busbw = size / (t * 1000) * factor
+        if bound and busbw > bound[0]:
+            notes += (f"NCCL's model gives {busbw:.1f} GB/s, above the network bound {bound[0]:.1f} GB/s "
+                      f"(2(N-1)/N x S through {bound[0] / ((comm.ranks - 1) / comm.ranks) * ((comm.nodes - 1) / comm.nodes):g} "
+                      "GB/s of NICs per node): the bound is kept",)
+            busbw, bottleneck = bound[0], bound[1]
+            t = size / (busbw / factor * 1000)
+        algbw = busbw / factor
+        result.append(AlgorithmEstimate(algo, choice.protocol, busbw, algbw, t, bottleneck,
                                         "nccl-tuning", graph.channels, notes))
     return result
 

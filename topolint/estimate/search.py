@@ -35,6 +35,7 @@ class Graph:
     type_intra: str
     type_inter: str
     bottleneck: Bottleneck
+    inter_bottleneck: Bottleneck | None = None  # what bounds bwInter, where it differs
 
 
 class _Residual:
@@ -315,8 +316,7 @@ def nvls_graph(hw: NodeHardware, nodes: int) -> Graph | None:
     inter, tight = _heads_speed(hw)
     if not inter:
         return None
-    graph = Graph("nvls", channels, intra, inter, type_intra, type_inter, bottleneck)
-    return graph if tight is None else replace(graph, bottleneck=tight) if inter * 2 < intra else graph
+    return Graph("nvls", channels, intra, inter, type_intra, type_inter, bottleneck, tight)
 
 
 def _heads_speed(hw: NodeHardware) -> tuple[float, Bottleneck | None]:
@@ -343,7 +343,7 @@ def collnet_graphs(hw: NodeHardware, ring: Graph) -> tuple[Graph | None, Graph |
     direct = None
     if hw.nvswitch:
         direct = Graph("collnet_direct", min(len(heads), T.MAX_DIRECT_ARITY + 1), speed, speed, ring.type_intra,
-                       ring.type_inter, bottleneck)
+                       ring.type_inter, bottleneck, tight)
     chain = replace(ring, pattern="collnet_chain")
     return direct, chain
 
