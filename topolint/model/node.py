@@ -15,6 +15,7 @@ class NodeModel:
     graphs: list[GraphFile] = field(default_factory=list)
     matrices: list[TopoMatrix] = field(default_factory=list)  # nvidia-smi topo -m / -p2p
     nvlink_status: list[NvlinkStatus] = field(default_factory=list)  # nvidia-smi nvlink -s
+    measured: list = field(default_factory=list)  # MeasuredFile (model/measured.py): nccl-tests output, NCCL logs
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
     # until the result cache has said whether this node needs checking at all.
@@ -33,6 +34,8 @@ class NodeModel:
             self.matrices.append(facts)
         elif isinstance(facts, NvlinkStatus):
             self.nvlink_status.append(facts)
+        elif type(facts).__name__ == "MeasuredFile":  # by name: model.measured loads only with its parsers
+            self.measured.append(facts)
         else:
             raise TypeError(f"no place for {type(facts).__name__} in a node")
 
@@ -54,6 +57,10 @@ class NodeModel:
             kinds.add("nvlink-status")  # nvidia-smi nvlink -s: per-link states
         if "complete topology or matrix" in kinds or self.nvlink_status:
             kinds.add("complete topology or matrix, or nvlink-status")
+        if any(m.runs for m in self.measured):
+            kinds.add("nccl-tests")  # nccl-tests tables (rules PERF001, PERF002, PERF006)
+        if any(m.log.line_count for m in self.measured):
+            kinds.add("nccl-log")  # NCCL_DEBUG=INFO lines, alone or inside nccl-tests output
         return kinds
 
 

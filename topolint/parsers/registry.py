@@ -14,6 +14,8 @@ PARSERS = {
     NCCL_GRAPH_XML: "topolint.parsers.nccl_graph_xml:parse_graph",
     "nvidia-smi-topo": "topolint.parsers.nvidia_smi_topo:parse_matrix",
     "nvidia-smi-nvlink": "topolint.parsers.nvidia_smi_nvlink:parse_nvlink_status",
+    "nccl-tests": "topolint.parsers.nccl_tests:parse_nccl_tests",
+    "nccl-log": "topolint.parsers.nccl_log:parse_nccl_log",
     # Config formats (infra files): see topolint/inputs/config_names.py.
     "shell": "topolint.parsers.shell:parse_shell",
     "dockerfile": "topolint.parsers.dockerfile:parse_dockerfile",
