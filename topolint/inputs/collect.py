@@ -219,7 +219,8 @@ def _recognisable(exc: InputError) -> bool:
     from topolint.inputs.fabric_sniff import MALFORMED as FABRIC_MALFORMED
 
     return exc.message.startswith(("malformed XML", "malformed YAML", "Python syntax error",
-                                    "malformed nvidia-smi nvlink") + FABRIC_MALFORMED)
+                                    "malformed nvidia-smi nvlink", "malformed nccl-tests output",
+                                    "malformed NCCL log") + FABRIC_MALFORMED)
 
 
 def collect(paths: list[str], node_name: str | None = None, stdin_filename: str | None = None,

@@ -38,6 +38,7 @@ class NodeModel:
     hwloc: list[HwlocTopology] = field(default_factory=list)  # lstopo XML
     bundle: BundleManifest | None = None  # the node bundle it was read from (inputs/bundle.py)
     fabric: list[FabricFile] = field(default_factory=list)  # ibstat, show_gids, ethtool, mounts... (model/fabric.py)
+    measured: list = field(default_factory=list)  # MeasuredFile (model/measured.py): nccl-tests output, NCCL logs
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
     # until the result cache has said whether this node needs checking at all.
@@ -60,6 +61,8 @@ class NodeModel:
             getattr(self, HOST_FACTS[type(facts)][0]).append(facts)
         elif isinstance(facts, FabricFile):
             self.fabric.append(facts)
+        elif type(facts).__name__ == "MeasuredFile":  # by name: model.measured loads only with its parsers
+            self.measured.append(facts)
         else:
             raise TypeError(f"no place for {type(facts).__name__} in a node")
 
@@ -89,6 +92,10 @@ class NodeModel:
         if "matrix" in kinds or self.bundle is not None:
             kinds.add("matrix or bundle")
         kinds.update(k for f in self.fabric for k in f.kinds())  # ports, gids, qos, ethtool, interfaces, routes, mounts
+        if any(m.runs for m in self.measured):
+            kinds.add("nccl-tests")  # nccl-tests tables (rules PERF001, PERF002, PERF006)
+        if any(m.log.line_count for m in self.measured):
+            kinds.add("nccl-log")  # NCCL_DEBUG=INFO lines, alone or inside nccl-tests output
         return kinds
 
 

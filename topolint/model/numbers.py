@@ -5,7 +5,8 @@ Every parser and rule reads input numbers through these helpers, never with bare
 linear in its input, bounded in what it returns, and answers None instead of raising.
 
 Two families:
-- ``decimal``/``hex_int``: what a tool printed (lspci, ibstat, a matrix cell). Only ASCII digits;
+- ``decimal``/``hex_int``/``printed_float``: what a tool printed (lspci, ibstat, a matrix cell,
+  an nccl-tests row). Only ASCII digits;
   superscripts, ``inf``, ``nan`` and digit strings longer than any real value are None.
 - ``strtol``/``strtoull``/``strtof``: what NCCL itself reads from an XML attribute or an env
   variable, with C's semantics (NCCL calls ``strtol(s, NULL, 0)``, ``strtoull(s, NULL, 0)`` and
@@ -173,6 +174,21 @@ def strtof(text: str | None) -> tuple[float, bool]:
         except (ValueError, OverflowError):
             value = math.inf
     return float32(-value if negative else value), match.end() == len(text)
+
+
+_PRINTED_FLOAT = re.compile(r"[+-]?(?:[0-9]{1,%d}(?:\.[0-9]{0,%d})?|\.[0-9]{1,%d})(?:[eE][+-]?[0-9]{1,3})?" % (MAX_DIGITS, MAX_DIGITS, MAX_DIGITS))
+
+
+def printed_float(text: str | None) -> float | None:
+    """A decimal number as a tool printed it with printf (``458.65``, ``0e+00``, ``1.2e+03``);
+    None for ``N/A``, ``nan``, ``inf`` and anything else (nccl-tests prints those for unknowns)."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not _PRINTED_FLOAT.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
