@@ -18,7 +18,7 @@ from topolint.checks._topology import gpu_label, where
 from topolint.engine.finding import Hit
 from topolint.model.facts import Location, TopologyFile
 from topolint.model.node import cpu_entity, gpu_entity, nic_entity, pci_entity
-from topolint.model.numbers import plain_float, strtol_clean
+from topolint.model.numbers import decimal_fraction, strtol_clean
 from topolint.model.pcie import GT_PER_GENERATION, speed_value
 
 NEEDS = ("topology",)
@@ -95,7 +95,7 @@ def _suggest_speed(raw: str, version) -> tuple[int | None, str | None]:
     match = re.match(r"\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s", raw)
     if not match:
         return None, None
-    generation = _GT_TO_GENERATION.get(plain_float(match.group(1)))
+    generation = _GT_TO_GENERATION.get(decimal_fraction(match.group(1)))
     if generation is None:
         return None, None
     if version.knows_pcie_suffix:
