@@ -59,6 +59,8 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                        help="neither read nor write the result cache (also TOPOLINT_NO_CACHE=1)")
     check.add_argument("--cache-dir", type=Path, default=None,
                        help="where the result cache lives (default: .topolint_cache in the project root)")
+    check.add_argument("--max-total-input", metavar="SIZE", default=None,
+                       help="bytes one run reads, all inputs together (default 8G; K, M, G suffixes)")
     check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
     settings = check.add_argument_group("configuration, suppressions and baseline")
     settings.add_argument("--config", type=Path, default=None,
