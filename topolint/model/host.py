@@ -56,6 +56,7 @@ class LspciDevice(Fact):
     subordinate_bus: Optional[int] = None
     lnk_cap: Optional[PciLinkState] = None
     lnk_sta: Optional[PciLinkState] = None
+    lnk_cap2_max_gts: Optional[float] = None  # LnkCap2 "Supported Link Speeds: 2.5-32GT/s" -> 32
     acs_ctl: Optional[AcsControl] = None
     capabilities_denied: Optional[Location] = None  # "Capabilities: <access denied>" (not root)
     parent: Optional[str] = None  # the bridge above (from bus numbers or the tree)

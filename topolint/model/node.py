@@ -84,6 +84,10 @@ class NodeModel:
             kinds.add("bundle")
         if "matrix" in kinds or self.bundle is not None:
             kinds.add("matrix or bundle")
+        if "dmesg" in kinds or "cmdline" in kinds:
+            kinds.add("dmesg or cmdline")
+        if "topology-dump" in kinds or "lspci" in kinds:
+            kinds.add("topology-dump or lspci")
         return kinds
 
 
