@@ -216,8 +216,11 @@ def _quick_sniff(path: Path) -> bool:
 
 def _recognisable(exc: InputError) -> bool:
     """A folder walk reports read errors only for files it recognised (malformed XML)."""
+    from topolint.inputs.fabric_sniff import MALFORMED as FABRIC_MALFORMED
+
     return exc.message.startswith(("malformed XML", "malformed YAML", "Python syntax error",
-                                    "malformed nvidia-smi nvlink"))
+                                    "malformed nvidia-smi nvlink", "malformed nccl-tests output",
+                                    "malformed NCCL log") + FABRIC_MALFORMED)
 
 
 def collect(paths: list[str], node_name: str | None = None, stdin_filename: str | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from topolint.inputs.source import SourceFile
+from topolint.model.fabric import FabricFile
 from topolint.model.facts import GraphFile, NvlinkStatus, TopologyFile, TopoMatrix
 from topolint.model.host import (
     BundleManifest, HwlocTopology, KernelCmdline, KernelLog, LspciFile, NumaTable, VirtEvidence,
@@ -36,6 +37,8 @@ class NodeModel:
     numa_tables: list[NumaTable] = field(default_factory=list)  # numactl -H
     hwloc: list[HwlocTopology] = field(default_factory=list)  # lstopo XML
     bundle: BundleManifest | None = None  # the node bundle it was read from (inputs/bundle.py)
+    fabric: list[FabricFile] = field(default_factory=list)  # ibstat, show_gids, ethtool, mounts... (model/fabric.py)
+    measured: list = field(default_factory=list)  # MeasuredFile (model/measured.py): nccl-tests output, NCCL logs
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
     # until the result cache has said whether this node needs checking at all.
@@ -56,6 +59,10 @@ class NodeModel:
             self.nvlink_status.append(facts)
         elif type(facts) in HOST_FACTS:
             getattr(self, HOST_FACTS[type(facts)][0]).append(facts)
+        elif isinstance(facts, FabricFile):
+            self.fabric.append(facts)
+        elif type(facts).__name__ == "MeasuredFile":  # by name: model.measured loads only with its parsers
+            self.measured.append(facts)
         else:
             raise TypeError(f"no place for {type(facts).__name__} in a node")
 
@@ -88,6 +95,11 @@ class NodeModel:
             kinds.add("dmesg or cmdline")
         if "topology-dump" in kinds or "lspci" in kinds:
             kinds.add("topology-dump or lspci")
+        kinds.update(k for f in self.fabric for k in f.kinds())  # ports, gids, qos, ethtool, interfaces, routes, mounts
+        if any(m.runs for m in self.measured):
+            kinds.add("nccl-tests")  # nccl-tests tables (rules PERF001, PERF002, PERF006)
+        if any(m.log.line_count for m in self.measured):
+            kinds.add("nccl-log")  # NCCL_DEBUG=INFO lines, alone or inside nccl-tests output
         return kinds
 
 
