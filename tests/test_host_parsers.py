@@ -206,3 +206,11 @@ def test_parsers_are_linear(make):
 
     small, large = min(cost(20) for _ in range(3)), min(cost(200) for _ in range(3))
     assert large < 40 * max(small, 1e-4)
+
+
+def test_hwloc_osdev_type_is_an_enum_before_hwloc_3_and_a_bit_mask_after():
+    v2 = HWLOC.replace('version="3.0"', 'version="2.0"').replace('subtype="OpenFabrics" osdev_type="48"',
+                                                               'osdev_type="3"')
+    assert [o.osdev_class for o in _parse(parse_hwloc, v2).os_devices] == ["openfabrics"]
+    v3 = HWLOC.replace('subtype="OpenFabrics" osdev_type="48"', 'osdev_type="16"')
+    assert [o.osdev_class for o in _parse(parse_hwloc, v3).os_devices] == ["network"]

@@ -76,8 +76,8 @@ class NodeModel:
         topo = [m for m in self.matrices if m.kind == "topo"]
         if topo:
             kinds.add("matrix")
-        if self.topologies or topo:
-            kinds.add("topology or matrix")  # a GPU/NIC layout: an NCCL XML or a topo -m matrix
+        if self.topologies or topo or self.hwloc:
+            kinds.add("topology or matrix")  # a GPU/NIC layout: an NCCL XML, a topo -m matrix or an hwloc export
         if self.topologies or any(not m.gpu_rows_missing and m.restricted is None for m in topo):
             kinds.add("complete topology or matrix")  # ... with every GPU (not cut, not a cgroup view)
         if self.nvlink_status:
