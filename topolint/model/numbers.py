@@ -325,6 +325,17 @@ def _bit_runs(value: int):
             bit += 1
 
 
+def hwloc_bitmap(text: str | None) -> CpuSet | None:
+    """An hwloc bitmap as lstopo's XML writes ``cpuset``/``nodeset`` (``0x00ff00ff``, words of 32
+    bits with ``0x``, most significant first: ``0xffffffff,0x00000003``); None otherwise."""
+    if text is None:
+        return None
+    words = text.strip().split(",")
+    if not all(w.startswith(("0x", "0X")) for w in words):
+        return None
+    return cpumask(",".join(w[2:] for w in words))
+
+
 _PCI = re.compile(r"(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])")
 
 
