@@ -59,6 +59,8 @@ class NodeModel:
         if "complete topology or matrix" in kinds or self.nvlink_status:
             kinds.add("complete topology or matrix, or nvlink-status")
         kinds.update(k for f in self.fabric for k in f.kinds())  # ports, gids, qos, ethtool, interfaces, routes, mounts
+        if kinds & {"topology-dump", "ethtool", "ports"}:
+            kinds.add("link speeds")  # NET005: a dump's net speeds, ethtool speeds or port rates
         return kinds
 
 
