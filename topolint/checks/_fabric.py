@@ -65,3 +65,38 @@ def literal_env(context, name: str) -> list:
 
 def link_rate(mbps: float) -> str:
     return f"{mbps / 1000:g} Gb/s" if mbps >= 1000 else f"{mbps:g} Mb/s"
+
+
+VIRTUAL_PREFIXES = ("lo", "docker", "veth", "virbr", "br-", "cali", "tun", "flannel", "cni", "vxlan", "kube-ipvs")
+
+
+def virtual_interface(name: str) -> bool:
+    return name == "lo" or name.startswith(VIRTUAL_PREFIXES[1:])
+
+
+def running_address(interface) -> tuple[bool, str]:
+    """Whether NCCL would take the interface (src/os/linux.cc ``ncclOsFindInterfaces``: IFF_RUNNING,
+    and an IPv4 or non-loopback IPv6 address), and why not."""
+    running = interface.up
+    addresses = [a for a in interface.addresses if a.family == "inet" or (a.family == "inet6" and a.address != "::1")]
+    if not running:
+        return False, f"it is not running (state {interface.state or '?'}, flags {','.join(interface.flags) or '?'})"
+    if not addresses:
+        return False, "it has no IPv4 or IPv6 address"
+    return True, ", ".join(f"{a.address}/{a.prefix}" if a.prefix is not None else a.address for a in addresses)
+
+
+def fabric_nodes(context) -> list:
+    """(node, FabricView) of the --topology nodes, for config rules."""
+    return [(node, FabricView(node, context.version)) for node in context.topology_nodes if node.fabric]
+
+
+def unset_hit(config, name: str, **fields) -> Hit | None:
+    """A hit for ``name`` being unset in ``config``, at the file's first NCCL setting (a config
+    with no setting has no line to point at: None)."""
+    if not config.settings:
+        return None
+    first = min(config.settings, key=lambda s: (s.loc.line, s.loc.column))
+    return Hit(entity=f"env/{name}@{config.path}#file", location=first.loc,
+               fields={"name": name, "value": "(unset)", "path": config.path, "scope": "file", **fields},
+               evidence=[f"{where(first.loc)}: {config.path} sets NCCL variables ({first.name} first) but not {name}"])
