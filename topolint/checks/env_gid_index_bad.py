@@ -17,6 +17,8 @@ from topolint.engine.finding import Hit
 from topolint.model.numbers import strtol
 
 NEEDS = ("config", "gids")
+# What --verbose says when they are missing.
+NEEDS_HELP = {"gids": "no GID tables: give --topology a node folder with `show_gids` output"}
 
 
 class Parameters(CheckParameters):

@@ -16,6 +16,8 @@ from topolint.checks._fabric import fabric_nodes, matches_iflist, running_addres
 from topolint.engine.finding import Hit
 
 NEEDS = ("config", "interfaces")
+# What --verbose says when they are missing.
+NEEDS_HELP = {"interfaces": "no interface facts: give --topology a node folder with `ip addr` (or `ip -j addr`) output"}
 
 
 class Parameters(CheckParameters):

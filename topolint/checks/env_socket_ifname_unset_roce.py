@@ -15,6 +15,8 @@ from topolint.checks._fabric import fabric_nodes, matches_iflist, running_addres
 from topolint.engine.finding import Hit
 
 NEEDS = ("config", "ports")
+# What --verbose says when they are missing.
+NEEDS_HELP = {"ports": "no port facts: give --topology a node folder with `ibstat` or `ibv_devinfo` output"}
 
 
 class Parameters(CheckParameters):

@@ -2,7 +2,8 @@
 
 ibdev2netdev's (Up)/(Down) is the netdev's state, not the port's, and is never evidence here.
 A port is info instead of an error when nothing GPU traffic uses could be on it: a dump shows it
-is no GPU's nearest NIC, or (without a dump) its model differs from faster Active ports beside it.
+is no GPU's nearest NIC, or (without a dump) its model differs from faster Active ports beside it,
+or it is Disabled (turned off on purpose) beside NICs of another model.
 """
 
 from __future__ import annotations
@@ -52,6 +53,10 @@ def _frontend_reason(context, view, port) -> str | None:
         return (f"its model {model} differs from the faster Active ports beside it ({other.label}, "
                 f"{other.value('model')} at {other.value('rate_gbps'):g} Gb/s): most likely a frontend or "
                 "management port")
+    others = [p for p in view.ports.values() if p.value("model") not in (None, model) and p.state != "down"]
+    if model and others and port.value("phys_state") == "disabled":
+        return (f"it is administratively disabled and NICs of another model sit beside it ({others[0].label}, "
+                f"{others[0].value('model')}): most likely an unused frontend port")
     return None
 
 

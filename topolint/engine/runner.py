@@ -170,7 +170,7 @@ def run_config_checks(prepared: list[tuple], collection: Collection, options: Ru
     for rule, module, params in config_rules:
         missing = [need for need in module.NEEDS if need not in available]
         if missing:
-            reasons = getattr(module, "UNAVAILABLE", {})
+            reasons = {**getattr(module, "NEEDS_HELP", {}), **getattr(module, "UNAVAILABLE", {})}
             why = "; ".join(reasons.get(need, f"no {need} input" + (" (give --topology PATH)" if need == "topology" else ""))
                             for need in missing)
             result.notes.append(f"{rule.code} not run on config files: {why}")
