@@ -19,19 +19,35 @@ from topolint.commands import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError 
 
 def _check_arguments(commands) -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="check topology dumps, node bundles and cluster folders")
-    check.add_argument("paths", nargs="+", metavar="PATH", help="files, folders, or - for stdin")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files, folders, or - for stdin (default: .)")
     check.add_argument("--node", help="node name for the files named on the command line")
     check.add_argument("--stdin-filename", help="the path to report for input read from stdin")
     check.add_argument("--select", action="append", help="rules to enable: code, prefix, category, slug or ALL")
     check.add_argument("--extend-select", action="append", default=[], help="rules to enable on top of the selection")
     check.add_argument("--ignore", action="append", default=[], help="rules to disable")
     check.add_argument("--preview", action="store_true", help="enable preview (heuristic) rules")
-    check.add_argument("--format", action="append", choices=["full", "concise", "json", "sarif", "github"],
+    check.add_argument("--format", "--output-format", dest="format", action="append",
+                       choices=["full", "concise", "json", "sarif", "github"],
                        help="output format (repeatable; pair with --output)")
     check.add_argument("-o", "--output", action="append", help="output file for the matching --format (- = stdout)")
     check.add_argument("--fail-level", choices=["error", "warning", "info"], default=None,
                        help="lowest severity that makes the exit code 1 (default: warning)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are reported")
+    shown = check.add_argument_group("what is printed")
+    shown.add_argument("--show-level", choices=["error", "warning", "info"], default="info",
+                       help="lowest severity printed (default: info, everything); the exit code still "
+                            "follows --fail-level")
+    shown.add_argument("-q", "--quiet", action="store_true",
+                       help="print the findings only: no summary line, no notes on stderr")
+    shown.add_argument("--statistics", action="store_true",
+                       help="print how many findings each rule reported instead of the findings")
+    shown.add_argument("--show-settings", action="store_true",
+                       help="print the settings the run would use (configuration resolved) and exit")
+    shown.add_argument("--show-files", action="store_true",
+                       help="print the files the run would check, with their format and node, and exit")
+    shown.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                       help="colour the full and concise formats (auto: on a terminal; NO_COLOR and "
+                            "FORCE_COLOR are honoured)")
     check.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
     check.add_argument("--topology", metavar="PATH", default=None,
                        help="a dump, matrix, node folder or cluster folder to check config files against")
@@ -76,23 +92,66 @@ def _rule_arguments(commands) -> argparse.ArgumentParser:
     return rule
 
 
+def _completion_arguments(commands) -> argparse.ArgumentParser:
+    completion = commands.add_parser("completion", help="print a shell completion script",
+                                     description="Print a completion script: eval \"$(topolint completion bash)\" "
+                                                 "in ~/.bashrc; zsh and fish likewise.")
+    completion.add_argument("shell", choices=["bash", "zsh", "fish"])
+    return completion
+
+
+def _collect_arguments(commands) -> argparse.ArgumentParser:
+    collect = commands.add_parser("collect", help="run this node's commands and write a node bundle")
+    collect.add_argument("-o", "--output", type=Path, default=None,
+                         help="bundle folder to write (default: topolint-bundle-HOSTNAME; must be new or empty)")
+    collect.add_argument("--nccl-dump", action="store_true",
+                         help="also capture an NCCL topology dump (runs nccl-tests' all_reduce_perf once)")
+    collect.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every command's timeout")
+    return collect
+
+
+def _estimate_arguments(commands) -> argparse.ArgumentParser:
+    est = commands.add_parser("estimate", help="expected collective bandwidth per algorithm, and its bottleneck")
+    est.add_argument("paths", nargs="+", metavar="PATH", help="topology dumps, node folders or a cluster folder")
+    est.add_argument("--nodes", type=int, default=None, help="node count (default: the nodes given)")
+    est.add_argument("--gpus-per-node", type=int, default=None, help="GPUs used per node (default: all)")
+    est.add_argument("--collective", default="allreduce",
+                     choices=["allreduce", "allgather", "reducescatter", "broadcast", "alltoall"])
+    est.add_argument("--size", default=None, help="bytes per rank, e.g. 8G (default 8G)")
+    est.add_argument("--sizes", default=None, help="a range, doubling: 1M..8G")
+    est.add_argument("--servers", type=int, default=None, help="parameter servers (default: one per node)")
+    est.add_argument("--colocated", action="store_true", help="parameter servers run on the worker nodes")
+    est.add_argument("--nvlinks", type=int, default=None,
+                     help="NVLinks per GPU to NVSwitches, for static topology files that state none")
+    est.add_argument("--no-nvls", action="store_true", help="NVLink SHARP multicast is not available")
+    est.add_argument("--collnet", action="store_true", help="the fabric offers CollNet/SHARP (NCCL_COLLNET_ENABLE=1)")
+    est.add_argument("--oversubscription", type=float, default=1.0, help="fabric leaf-to-spine oversubscription")
+    est.add_argument("--algorithm", default=None, help="only this NCCL algorithm (as NCCL_ALGO=...)")
+    est.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
+    est.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    return est
+
+
 # name -> (declares its arguments, runs it)
 COMMANDS = {
     "check": (_check_arguments, "topolint.commands.check:cli"),
     "rules": (_rules_arguments, "topolint.commands.rules:rules_cli"),
     "rule": (_rule_arguments, "topolint.commands.rules:rule_cli"),
+    "completion": (_completion_arguments, "topolint.commands.completion:cli"),
+    "collect": (_collect_arguments, "topolint.commands.collect:command_collect"),
+    "estimate": (_estimate_arguments, "topolint.commands.estimate:cli"),
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser; ``parser.commands`` maps each command to its subparser (for its usage in errors)."""
     parser = argparse.ArgumentParser(
         prog="topolint",
         description="Static topology analyzer and NCCL config linter for multi-node, multi-GPU training.",
     )
     parser.add_argument("--version", action="version", version=f"topolint {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add_arguments, _ in COMMANDS.values():
-        add_arguments(commands)
+    parser.commands = {name: add_arguments(commands) for name, (add_arguments, _) in COMMANDS.items()}
     return parser
 
 
@@ -101,9 +160,19 @@ def _handler(command: str):
     return getattr(importlib.import_module(module), function)
 
 
+def _command_collect(args) -> int:
+    from topolint.commands.collect import command_collect
+
+    return command_collect(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # argparse leaves a subcommand's unknown flags to the top level, whose usage says nothing
+        # about them: answer with the subcommand's usage instead (exit 2).
+        (parser.commands.get(args.command) or parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR

@@ -207,18 +207,31 @@ def _apply_baseline(options: CheckOptions, baseline, findings, everything, chose
     return note
 
 
-def run_check(options: CheckOptions) -> CheckResult:
-    """Check ``options.paths``; UsageError for options, configuration or rules that cannot be used."""
+@dataclass
+class Plan:
+    """The settings of a run, resolved from the options over the configuration, before any input is read."""
+
+    loaded: object  # config.LoadedConfig
+    rules: list  # every loaded rule, with configured severities and parameters
+    chosen: set[str]  # the codes selected
+    per_file: dict[str, set[str]]
+    version: object  # NcclVersion
+    fail_level: str
+    require_reason: bool
+    excludes: object  # config.Excluder
+    topology: str | None
+    rule_dirs: list[Path]
+    project_root: Path
+    cache_dir: Path | None  # None: the cache is off
+
+
+def plan_check(options: CheckOptions) -> Plan:
+    """Resolve the configuration, rules and selection; UsageError names what cannot be used."""
     from topolint.commands.rules import load_rule_set
-    from topolint.config import ConfigError, discover, excluder, per_file_ignored
-    from topolint.engine import selection, suppression
-    from topolint.engine.cache import CACHE_DIR_NAME, ResultCache, cache_disabled_by_environment
-    from topolint.engine.finding import Finding
-    from topolint.engine.rule import RuleError
-    from topolint.engine.runner import RunOptions, run
-    from topolint.inputs.collect import collect
+    from topolint.config import ConfigError, discover, excluder
+    from topolint.engine import selection
+    from topolint.engine.cache import CACHE_DIR_NAME, cache_disabled_by_environment
     from topolint.model.nccl_version import NEWEST, NcclVersion, VersionError
-    from topolint.reporters import Report
 
     try:
         loaded = discover(options.config, options.isolated)
@@ -237,20 +250,43 @@ def run_check(options: CheckOptions) -> CheckResult:
         rules, chosen, per_file = _configured(options, loaded, rules)
     except (VersionError, selection.SelectionError) as exc:
         raise UsageError(str(exc)) from None
-    fail_level = options.fail_level or config.fail_level or "warning"
-    require_reason = options.require_suppression_reason or config.require_suppression_reason
     if options.paths.count("-") > 1:
         raise UsageError("stdin (-) can be named only once")
-    excludes = excluder(loaded, list(options.extend_exclude), force=options.force_exclude)
-    baseline = _load_baseline(options)
-
-    run_options = RunOptions(nccl_version=version, extra_variables=tuple(config.extra_variables))
     project_root = options.project_root or Path.cwd()
-    cache = None
-    if options.cache and not cache_disabled_by_environment():
-        cache = ResultCache(options.cache_dir or project_root / CACHE_DIR_NAME, rules, run_options)
-    collection = collect(_paths(options, excludes), node_name=options.node, stdin_filename=options.stdin_filename,
-                         exclude=excludes, topology=topology, cache=cache)
+    cache_on = options.cache and not cache_disabled_by_environment()
+    return Plan(
+        loaded=loaded, rules=rules, chosen=chosen, per_file=per_file, version=version,
+        fail_level=options.fail_level or config.fail_level or "warning",
+        require_reason=options.require_suppression_reason or config.require_suppression_reason,
+        excludes=excluder(loaded, list(options.extend_exclude), force=options.force_exclude),
+        topology=topology, rule_dirs=rule_dirs, project_root=project_root,
+        cache_dir=(options.cache_dir or project_root / CACHE_DIR_NAME) if cache_on else None,
+    )
+
+
+def _collect(options: CheckOptions, plan: Plan, cache=None):
+    from topolint.inputs.collect import collect
+
+    return collect(_paths(options, plan.excludes), node_name=options.node, stdin_filename=options.stdin_filename,
+                   exclude=plan.excludes, topology=plan.topology, cache=cache)
+
+
+def run_check(options: CheckOptions) -> CheckResult:
+    """Check ``options.paths``; UsageError for options, configuration or rules that cannot be used."""
+    from topolint.config import per_file_ignored
+    from topolint.engine import selection, suppression
+    from topolint.engine.cache import ResultCache
+    from topolint.engine.finding import Finding
+    from topolint.engine.rule import RuleError
+    from topolint.engine.runner import RunOptions, run
+    from topolint.reporters import Report
+
+    plan = plan_check(options)
+    config, rules, chosen = plan.loaded.config, plan.rules, plan.chosen
+    baseline = _load_baseline(options)
+    run_options = RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables))
+    cache = ResultCache(plan.cache_dir, rules, run_options) if plan.cache_dir is not None else None
+    collection = _collect(options, plan, cache)
     try:
         result = run(rules, collection, run_options, cache)
     except RuleError as exc:
@@ -260,13 +296,13 @@ def run_check(options: CheckOptions) -> CheckResult:
     node_of = {path: node.name for node in collection.nodes for path in node.sources}
     # Suppressions see every finding (selected or not), so TL004 knows what each directive matched.
     everything = result.findings + suppression.apply(result.findings, sources, rules, node_of, result.ran,
-                                                     require_reason)
+                                                     plan.require_reason)
     everything.sort(key=Finding.sort_key)
     for f in everything:
         if f.code in config.severity:
             f.severity = config.severity[f.code]
-    if per_file:
-        everything = [f for f in everything if not per_file_ignored(loaded, f.path, f.code, per_file)]
+    if plan.per_file:
+        everything = [f for f in everything if not per_file_ignored(plan.loaded, f.path, f.code, plan.per_file)]
     findings = selection.apply(everything, chosen)
     messages = []
     if baseline is not None:
@@ -279,13 +315,56 @@ def run_check(options: CheckOptions) -> CheckResult:
         findings=findings,
         rules=[r for r in rules if r.code in chosen],
         sources={**collection.unparsed, **sources},  # TL001 findings show their line too
-        project_root=project_root.resolve(),
-        nccl_version=str(version),
+        project_root=plan.project_root.resolve(),
+        nccl_version=str(plan.version),
         unreadable=unreadable,
     )
     notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen]
-    return CheckResult(findings=findings, report=report, fail_level=fail_level, nccl_version=str(version),
-                       config_path=loaded.path, notes=notes, messages=messages)
+    return CheckResult(findings=findings, report=report, fail_level=plan.fail_level, nccl_version=str(plan.version),
+                       config_path=plan.loaded.path, notes=notes, messages=messages)
+
+
+def settings(options: CheckOptions) -> dict[str, object]:
+    """What a run with these options would use (``--show-settings``), key by key."""
+    plan = plan_check(options)
+    config = plan.loaded.config
+    rules = {r.code: r for r in plan.rules}
+    return {
+        "configuration": str(plan.loaded.path) if plan.loaded.path else "(none: defaults)",
+        "paths": list(options.paths),
+        "select": sorted(plan.chosen),
+        "fail-level": plan.fail_level,
+        "nccl-version": str(plan.version),
+        "topology": plan.topology or "(none)",
+        "rule-dirs": [str(d) for d in plan.rule_dirs],
+        "exclude": list(plan.excludes.patterns),
+        "force-exclude": plan.excludes.force,
+        "per-file-ignores": {pattern: sorted(codes) for pattern, codes in sorted(plan.per_file.items())},
+        "severity": {code: rules[code].severity for code in sorted(config.severity) if code in rules},
+        "rules": {code: dict(config.rules[code]) for code in sorted(config.rules)},
+        "extra-variables": list(config.extra_variables),
+        "require-suppression-reason": plan.require_reason,
+        "baseline": str(options.baseline) if options.baseline else "(none)",
+        "cache-dir": str(plan.cache_dir) if plan.cache_dir is not None else "(off)",
+    }
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One file a run would check (``--show-files``)."""
+
+    path: str
+    format: str  # what its content was recognised as
+    node: str  # the node it belongs to (config files: the node named after the paths)
+
+
+def input_files(options: CheckOptions) -> list[InputFile]:
+    """The files a run would check, each with the format it was recognised as, sorted by path."""
+    plan = plan_check(options)
+    collection = _collect(options, plan)
+    files = {InputFile(path, source.format or "?", node.name)
+             for node in collection.nodes for path, source in node.sources.items()}
+    return sorted(files, key=lambda f: (f.path, f.node))
 
 
 # --- the command line -------------------------------------------------------------------------
@@ -300,7 +379,7 @@ def _outputs(args) -> list[tuple[str, str]]:
 
 def options_from_args(args) -> CheckOptions:
     return CheckOptions(
-        paths=list(args.paths), node=args.node, stdin_filename=args.stdin_filename,
+        paths=list(args.paths) or ["."], node=args.node, stdin_filename=args.stdin_filename,
         select=args.select, extend_select=args.extend_select, ignore=args.ignore, preview=args.preview,
         fail_level=args.fail_level, nccl_version=args.nccl_version, topology=args.topology,
         project_root=args.project_root, rule_dirs=list(args.rule_dir), cache=not args.no_cache,
@@ -321,15 +400,46 @@ def _write(text: str, destination: str) -> None:
         raise UsageError(f"cannot write {destination}: {exc.strerror or exc}") from None
 
 
+def _show_settings(options: CheckOptions) -> str:
+    import json
+
+    return "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings(options).items())
+
+
+def _show_files(options: CheckOptions) -> str:
+    return "".join(f"{f.path}\t{f.format}\t{f.node}\n" for f in input_files(options))
+
+
+def displayed(result: CheckResult, args, destination: str, fmt: str) -> Report:
+    """The report as this output shows it: --show-level, --quiet, colour on a terminal."""
+    from dataclasses import replace
+
+    from topolint.engine.rule import SEVERITY_ORDER
+    from topolint.reporters.color import wants_color
+
+    limit = SEVERITY_ORDER[args.show_level]
+    shown = [f for f in result.findings if SEVERITY_ORDER.get(f.severity, 0) <= limit]
+    not_shown = sum(1 for f in result.findings if not f.suppressed and SEVERITY_ORDER.get(f.severity, 0) > limit)
+    color = fmt in ("full", "concise") and destination == "-" and wants_color(args.color, sys.stdout)
+    return replace(result.report, findings=shown, quiet=args.quiet, color=color, not_shown=not_shown,
+                   show_level=args.show_level)
+
+
 def cli(args) -> int:
     """`topolint check`: the run, its notes on stderr, each format to its output, the exit code."""
     options = options_from_args(args)
     outputs = _outputs(args)
+    if args.show_settings or args.show_files:
+        sys.stdout.write(_show_settings(options) if args.show_settings else _show_files(options))
+        return EXIT_CLEAN
+    if args.statistics and any(fmt not in ("full", "concise", "json") for fmt, _ in outputs):
+        raise UsageError("--statistics prints a table (full or concise) or JSON; not sarif or github")
     if "-" in options.paths and not options.stdin_filename and any(f in ("sarif", "github") for f, _ in outputs):
         raise UsageError("reading stdin for sarif or github output needs --stdin-filename (the file's path in the repository)")
     result = run_check(options)
     for message in result.messages:
-        print(message, file=sys.stderr)
+        if not args.quiet or message.startswith("topolint: error:"):  # --quiet keeps errors only
+            print(message, file=sys.stderr)
     if args.verbose:
         if result.config_path:
             print(f"topolint: configuration from {result.config_path}", file=sys.stderr)
@@ -337,5 +447,13 @@ def cli(args) -> int:
             print(f"topolint: {note}", file=sys.stderr)
         print(f"topolint: assumed NCCL {result.nccl_version}", file=sys.stderr)
     for fmt, destination in outputs:
-        _write(result.render(fmt), destination)
+        report = displayed(result, args, destination, fmt)
+        if args.statistics:
+            from topolint.reporters.statistics import render_statistics
+
+            _write(render_statistics(report, fmt), destination)
+        else:
+            from topolint.reporters import render
+
+            _write(render(fmt, report), destination)
     return result.exit_code(args.exit_zero)

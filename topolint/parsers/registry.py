@@ -26,6 +26,8 @@ PARSERS = {
     "ip-addr": "topolint.parsers.ip_addr:parse_ip_addr",
     "ip-route": "topolint.parsers.ip_route:parse_ip_route",
     "mounts": "topolint.parsers.mounts:parse_mounts",
+    "nccl-tests": "topolint.parsers.nccl_tests:parse_nccl_tests",
+    "nccl-log": "topolint.parsers.nccl_log:parse_nccl_log",
     # Config formats (infra files): see topolint/inputs/config_names.py.
     "shell": "topolint.parsers.shell:parse_shell",
     "dockerfile": "topolint.parsers.dockerfile:parse_dockerfile",
