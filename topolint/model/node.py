@@ -96,6 +96,8 @@ class NodeModel:
         if "topology-dump" in kinds or "lspci" in kinds:
             kinds.add("topology-dump or lspci")
         kinds.update(k for f in self.fabric for k in f.kinds())  # ports, gids, qos, ethtool, interfaces, routes, mounts
+        if kinds & {"topology-dump", "ethtool", "ports"}:
+            kinds.add("link speeds")  # NET005: a dump's net speeds, ethtool speeds or port rates
         if any(m.runs for m in self.measured):
             kinds.add("nccl-tests")  # nccl-tests tables (rules PERF001, PERF002, PERF006)
         if any(m.log.line_count for m in self.measured):
