@@ -7,6 +7,7 @@ own rules and point ``--rule-dir`` at it.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -74,8 +75,43 @@ def read_rule_file(path: Path) -> dict[str, Any]:
     return raw
 
 
+_DOCS_TABLE = re.compile(r"^\[docs\][ \t]*\r?$", re.M)
+_TABLE_LINE = re.compile(r"^[ \t]*\[", re.M)
+
+
+class _LazyDocs:
+    """The [docs] table, parsed on first use: a check run reads no docs (only SARIF and `rule`
+    do), and its multi-line strings are most of the parsing time of the rule files."""
+
+    def __init__(self, text: str):
+        self._text = text
+        self._docs: RuleDocs | None = None
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._docs is None:
+            self._docs = RuleDocs.model_construct(**tomllib.loads(self._text).get("docs", {}))
+        return getattr(self._docs, name)
+
+
+def _read_for_run(path: Path) -> dict[str, Any]:
+    """Like read_rule_file, with the [docs] table left for later when it is the file's last table."""
+    text = path.read_text(encoding="utf-8")
+    found = _DOCS_TABLE.search(text)
+    if found is None or _TABLE_LINE.search(text, found.end()):
+        raw = tomllib.loads(text)  # docs elsewhere, or a line in them looks like a table: read it all
+    else:
+        raw = tomllib.loads(text[:found.start()])
+        raw["docs"] = _LazyDocs(text[found.start():])
+    raw["source"] = str(path)
+    return raw
+
+
 def _construct(raw: dict[str, Any]) -> RuleDefinition:
-    docs = RuleDocs.model_construct(**raw.get("docs", {}))
+    docs = raw.get("docs", {})
+    if not isinstance(docs, _LazyDocs):
+        docs = RuleDocs.model_construct(**docs)
     fields = {k: v for k, v in raw.items() if k != "docs"}
     fields.setdefault("status", "stable")
     fields.setdefault("parameters", {})
@@ -88,8 +124,7 @@ def load_rules(extra_dirs: list[Path] | None = None, validate: bool = False) -> 
     rules: dict[str, RuleDefinition] = {}
     for directory in [builtin_rules_dir(), *(extra_dirs or [])]:
         for path in sorted(directory.glob("*.toml")):
-            raw = read_rule_file(path)
-            rule = RuleDefinition.model_validate(raw) if validate else _construct(raw)
+            rule = RuleDefinition.model_validate(read_rule_file(path)) if validate else _construct(_read_for_run(path))
             if rule.code in rules:
                 raise ValueError(f"{path}: rule {rule.code} is already defined in {rules[rule.code].source}")
             rules[rule.code] = rule
