@@ -119,13 +119,62 @@ def _construct(raw: dict[str, Any]) -> RuleDefinition:
     return RuleDefinition.model_construct(docs=docs, **fields)
 
 
+def _error_key(error: dict) -> str:
+    return ".".join(str(part) for part in error["loc"]) or "(file)"
+
+
+def validate_rule_file(path: Path) -> RuleDefinition:
+    """A site rule, checked as it is loaded: the definition (missing tables, unknown keys), its
+    check (it exists) and its parameters (they fit the check's typed Parameters). RuleError
+    names the file and the key."""
+    from pydantic import ValidationError
+
+    from topolint.checks import load_check
+
+    try:
+        raw = read_rule_file(path)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise RuleError(f"{path}: not UTF-8 text") from None
+    try:
+        rule = RuleDefinition.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"{_error_key(e)}: {e['msg']}" for e in exc.errors()[:5])
+        raise RuleError(f"{path}: {problems}") from None
+    for table in ("messages", "fixes"):
+        if "default" not in getattr(rule, table):
+            raise RuleError(f"{path}: {table}.default: missing (the text used when a check gives no variant)")
+    try:
+        module = load_check(rule.check)
+    except ValueError as exc:
+        raise RuleError(f"{path}: check: {exc}") from None
+    try:
+        module.Parameters(**rule.parameters)
+    except ValidationError as exc:
+        problems = "; ".join(f"parameters.{_error_key(e)}: {e['msg']}" for e in exc.errors()[:5])
+        raise RuleError(f"{path}: {problems}") from None
+    except TypeError as exc:
+        raise RuleError(f"{path}: parameters: {exc}") from None
+    return rule
+
+
 def load_rules(extra_dirs: list[Path] | None = None, validate: bool = False) -> list[RuleDefinition]:
-    """Every rule, sorted by code. A later directory may not redefine a code."""
+    """Every rule, sorted by code. A later directory may not redefine a code.
+
+    Built-in rules are read without validation (the project's tests validate them); site rules
+    in ``extra_dirs`` are always validated as they load (``validate_rule_file``).
+    """
     rules: dict[str, RuleDefinition] = {}
-    for directory in [builtin_rules_dir(), *(extra_dirs or [])]:
+
+    def add(path: Path, rule: RuleDefinition) -> None:
+        if rule.code in rules:
+            raise ValueError(f"{path}: rule {rule.code} is already defined in {rules[rule.code].source}")
+        rules[rule.code] = rule
+
+    for path in sorted(builtin_rules_dir().glob("*.toml")):
+        add(path, RuleDefinition.model_validate(read_rule_file(path)) if validate else _construct(_read_for_run(path)))
+    for directory in extra_dirs or []:
         for path in sorted(directory.glob("*.toml")):
-            rule = RuleDefinition.model_validate(read_rule_file(path)) if validate else _construct(_read_for_run(path))
-            if rule.code in rules:
-                raise ValueError(f"{path}: rule {rule.code} is already defined in {rules[rule.code].source}")
-            rules[rule.code] = rule
+            add(path, validate_rule_file(path))
     return [rules[code] for code in sorted(rules)]
