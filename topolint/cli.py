@@ -15,6 +15,7 @@ from pathlib import Path
 
 from topolint import __version__
 from topolint.commands import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError  # noqa: F401 (re-exported)
+from topolint.commands.fix import add_fix_arguments
 
 
 def _check_arguments(commands) -> argparse.ArgumentParser:
@@ -77,6 +78,7 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                           help="JSON baseline: findings it holds are reported as baselined, not as new")
     settings.add_argument("--update-baseline", action="store_true",
                           help="write the current findings to --baseline (entries that no longer match drop out)")
+    add_fix_arguments(check)
     return check
 
 

@@ -78,6 +78,7 @@ def to_finding(rule: RuleDefinition, node: str, hit: Hit) -> Finding:
         related=list(hit.related),
         evidence=list(hit.evidence),
         fingerprint=entity_fingerprint(rule.code, hit.entity, hit.variant),
+        autofix=hit.autofix,
     )
 
 
