@@ -88,3 +88,21 @@ def test_cli_unreadable_input_exits_2(tmp_path):
     result = run_cli("estimate", bad)
     assert result.exit_code == 2
     assert "TL001" in result.stderr
+
+
+def test_json_output_matches_its_schema(corpus):
+    jsonschema = pytest.importorskip("jsonschema")
+    from tests.conftest import ROOT
+
+    schema = json.loads((ROOT / "docs" / "estimate.schema.json").read_text(encoding="utf-8"))
+    result = run_cli("estimate", corpus / OCI_H100, "--nodes", "4", "--sizes", "1M..4M", "--format", "json")
+    jsonschema.validate(json.loads(result.stdout), schema)
+    alltoall = run_cli("estimate", corpus / OCI_H100, "--nodes", "2", "--collective", "alltoall", "--format", "json")
+    jsonschema.validate(json.loads(alltoall.stdout), schema)
+
+
+def test_output_is_deterministic(corpus):
+    first = run_cli("estimate", corpus / OCI_H100, "--nodes", "2", "--format", "markdown")
+    second = run_cli("estimate", corpus / OCI_H100, "--nodes", "2", "--format", "markdown")
+    assert first.exit_code == 0 and first.stdout == second.stdout
+    assert "| nvls_tree (NCCL) |" in first.stdout
