@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 TABLE = ROOT / "tests" / "corpus_expectations.tsv"
-FOLDERS = ("nccl-topo", "nvidia-smi-topo", "nvidia-smi-nvlink")
+FOLDERS = ("nccl-topo", "nvidia-smi-topo", "nvidia-smi-nvlink", "nccl-tests", "nccl-log")
 
 
 def _rows() -> dict[str, tuple[set[str], set[str]]]:

@@ -200,3 +200,29 @@ def render_markdown(run: EstimateRun) -> str:
 
 def render(fmt: str, run: EstimateRun) -> str:
     return {"text": render_text, "json": render_json, "markdown": render_markdown}[fmt](run)
+
+
+def cli(args) -> int:
+    """`topolint estimate`: the command line over run_estimate()."""
+    import sys
+
+    from topolint.commands import EXIT_CLEAN, EXIT_ERROR, UsageError
+    from topolint.estimate import Options
+    from topolint.model.nccl_version import NEWEST, NcclVersion, VersionError
+
+    if (args.nodes is not None and args.nodes < 1) or (args.gpus_per_node is not None and args.gpus_per_node < 1):
+        raise UsageError("--nodes and --gpus-per-node must be at least 1")
+    try:
+        version = NcclVersion.parse(args.nccl_version or NEWEST)
+        sizes = parse_sizes(args.size, args.sizes)
+        options = Options(nvls=False if args.no_nvls else None, collnet=args.collnet, servers=args.servers,
+                          colocated=args.colocated, oversubscription=max(1.0, args.oversubscription),
+                          algorithm=(args.algorithm or "").lower() or None, nvlinks=args.nvlinks)
+        run = run_estimate(args.paths, sizes, args.nodes, args.gpus_per_node, args.collective, version, options)
+    except (VersionError, EstimateUsageError) as exc:
+        raise UsageError(str(exc)) from None
+    for problem in run.problems:
+        print(f"topolint: {problem.code}: {problem.path}:{problem.line}: {problem.message}", file=sys.stderr)
+    if run.estimates:
+        sys.stdout.write(render(args.format, run))
+    return EXIT_ERROR if run.unreadable or not run.estimates else EXIT_CLEAN

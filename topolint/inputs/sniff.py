@@ -43,13 +43,45 @@ def _nvidia_smi_nvlink(text: str) -> str | None:
     return NVIDIA_SMI_NVLINK if _NVLINK_HEAD.match(text) else None
 
 
+NCCL_TESTS = "nccl-tests"
+NCCL_LOG = "nccl-log"
+_LAUNCHER_TAG = r"(?:\[\d+,\d+\]<std(?:out|err)>:|\[(?:rank|default)\d+\]:\s?|\d+: )?"
+# A table's column header, the nThread header, the footer or the version line, with or without
+# the leading "#" that pastes lose.
+_TESTS_MARK = re.compile(
+    r"^" + _LAUNCHER_TAG + r"\s*#?\s*(?:size\s+count\s+type\s+redop\b|nThread \d+ nGpus \d+ minBytes \d+"
+    r"|Avg bus bandwidth\s*:|nccl-tests version \S)", re.M)
+_TESTS_JSON = re.compile(r'\s*\{\s*"version"\s*:\s*\d+\s*,')
+# host:pid:tid [dev] ... NCCL INFO|WARN (src/debug.cc), after an optional tag or timestamp.
+_LOG_LINE = re.compile(r"^[^\n]{0,80}?[^\s:\[\]]+:\d+:\d+ +\[\d+\] +(?:[^\n]{0,400}?\s)?NCCL (?:INFO|WARN|TRACE) ", re.M)
+
+
+def _nccl_tests(text: str) -> str | None:
+    """nccl-tests output (tables, possibly with INFO lines between), or its -J JSON report."""
+    if _TESTS_JSON.match(text):
+        return NCCL_TESTS if '"nccl_version"' in text and '"results"' in text else None
+    return NCCL_TESTS if _TESTS_MARK.search(text) else None
+
+
+def _nccl_log(text: str) -> str | None:
+    """NCCL_DEBUG=INFO output: at least one line with NCCL's host:pid:tid [dev] prefix."""
+    return NCCL_LOG if "NCCL " in text and _LOG_LINE.search(text) else None
+
+
 # Each detector looks at the head of a file and names its format or returns None. One line per
 # family of formats; the first that answers wins, so put stricter detectors first.
 DETECTORS = [
     _nccl_xml,
     _nvidia_smi_topo,
     _nvidia_smi_nvlink,
+    _nccl_tests,  # before the log: nccl-tests output often carries its ranks' INFO lines
+    _nccl_log,
 ]
+
+# Fabric outputs (ibstat family, GIDs, RoCE QoS, ethtool, ip, mounts): topolint/inputs/fabric_sniff.py.
+from topolint.inputs.fabric_sniff import FABRIC_DETECTORS  # noqa: E402
+
+DETECTORS.extend(FABRIC_DETECTORS)
 
 # Config formats (infra files) by content, after the machine outputs; names and shebangs come
 # first in collect.py. Imported here so a detector list stays the one place to look.

@@ -5,7 +5,8 @@ Every parser and rule reads input numbers through these helpers, never with bare
 linear in its input, bounded in what it returns, and answers None instead of raising.
 
 Two families:
-- ``decimal``/``hex_int``: what a tool printed (lspci, ibstat, a matrix cell). Only ASCII digits;
+- ``decimal``/``hex_int``/``printed_float``: what a tool printed (lspci, ibstat, a matrix cell,
+  an nccl-tests row). Only ASCII digits;
   superscripts, ``inf``, ``nan`` and digit strings longer than any real value are None.
 - ``strtol``/``strtoull``/``strtof``: what NCCL itself reads from an XML attribute or an env
   variable, with C's semantics (NCCL calls ``strtol(s, NULL, 0)``, ``strtoull(s, NULL, 0)`` and
@@ -48,6 +49,18 @@ def decimal(text: str | None) -> int | None:
         return None
     text = text.strip()
     return int(text) if _DECIMAL.fullmatch(text) else None
+
+
+_DECIMAL_FRACTION = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9})?")
+
+
+def decimal_fraction(text: str | None) -> float | None:
+    """A plain decimal as a tool prints a rate (``2.5`` in lspci's ``2.5GT/s``, ``16``); no sign,
+    exponent, ``inf`` or ``nan``; None otherwise."""
+    if text is None:
+        return None
+    text = text.strip()
+    return float(text) if _DECIMAL_FRACTION.fullmatch(text) else None
 
 
 def hex_int(text: str | None) -> int | None:
@@ -161,6 +174,21 @@ def strtof(text: str | None) -> tuple[float, bool]:
         except (ValueError, OverflowError):
             value = math.inf
     return float32(-value if negative else value), match.end() == len(text)
+
+
+_PRINTED_FLOAT = re.compile(r"[+-]?(?:[0-9]{1,%d}(?:\.[0-9]{0,%d})?|\.[0-9]{1,%d})(?:[eE][+-]?[0-9]{1,3})?" % (MAX_DIGITS, MAX_DIGITS, MAX_DIGITS))
+
+
+def printed_float(text: str | None) -> float | None:
+    """A decimal number as a tool printed it with printf (``458.65``, ``0e+00``, ``1.2e+03``);
+    None for ``N/A``, ``nan``, ``inf`` and anything else (nccl-tests prints those for unknowns)."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not _PRINTED_FLOAT.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
@@ -279,6 +307,55 @@ def pci_address(text: str | None) -> str | None:
     return f"{domain_value:04x}:{int(bus, 16):02x}:{int(device, 16):02x}.{function}"
 
 
+_UNSIGNED_DECIMAL = re.compile(r"[0-9]{1,%d}(?:\.[0-9]{1,%d})?" % (MAX_DIGITS, MAX_DIGITS))
+
+
+def unsigned_decimal(text: str | None) -> float | None:
+    """A non-negative decimal number as a tool prints it (``200``, ``2.5``, ``25.0``); None otherwise.
+    No sign, exponent, ``inf`` or ``nan``: a port rate or a link speed is never written so."""
+    if text is None:
+        return None
+    text = text.strip()
+    return float(text) if _UNSIGNED_DECIMAL.fullmatch(text) else None
+
+
+_IPV4 = re.compile(r"([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})")
+
+
+def ipv4_address(text: str | None) -> int | None:
+    """A dotted-quad IPv4 address as a 32-bit integer; None otherwise (no leading zeros dropped,
+    no octet above 255)."""
+    if text is None:
+        return None
+    match = _IPV4.fullmatch(text.strip())
+    if not match:
+        return None
+    value = 0
+    for octet in match.groups():
+        number = int(octet)
+        if number > 255:
+            return None
+        value = value << 8 | number
+    return value
+
+
+def ipv4_network(text: str | None) -> tuple[int, int] | None:
+    """``10.0.0.0/16`` (or a bare address: a /32) as (network, prefix length); None otherwise."""
+    if text is None:
+        return None
+    address, slash, length = text.strip().partition("/")
+    value = ipv4_address(address)
+    prefix = decimal(length) if slash else 32
+    if value is None or prefix is None or not 0 <= prefix <= 32:
+        return None
+    mask = (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF
+    return value & mask, prefix
+
+
+def ipv4_in(address: int, network: tuple[int, int]) -> bool:
+    base, prefix = network
+    mask = (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF
+    return address & mask == base
 _BYTE_SIZE = re.compile(r"([0-9]{1,%d})([KMGT]?)(i?B)?" % 15, re.IGNORECASE)
 _BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 

@@ -1,0 +1,285 @@
+"""NCCL_DEBUG=INFO logs into an NcclLog (nccl-formats.md section 4).
+
+A log line is ``[ts] host:pid:tid [dev] [file:line [(func)]] NCCL INFO|WARN|TRACE msg``
+(``src/debug.cc`` ncclDebugLogV), often behind a launcher's tag (``[1,0]<stdout>:`` from Open MPI,
+``[rank0]:`` / ``[default0]:`` from torchrun). Lines of other programs and of many ranks are
+interleaved: they are skipped, never an error. Each message format below cites the NCCL source
+that prints it (NVIDIA/nccl@5067397c = v2.30.7 unless a version is named).
+
+``LogReader`` is also fed by the nccl-tests parser, whose output carries the ranks' INFO lines.
+"""
+
+from __future__ import annotations
+
+import re
+
+from topolint.inputs.source import InputError, SourceFile
+from topolint.model.facts import Location, build
+from topolint.model.measured import (
+    Channel,
+    ChannelCounts,
+    Comm,
+    LogLine,
+    MeasuredFile,
+    NcclLog,
+    NetDevice,
+    RankInit,
+    Setting,
+    TopoPrintLine,
+)
+from topolint.model.numbers import decimal, printed_float
+
+MALFORMED = "malformed NCCL log"  # collect.py reports these from folder walks too
+# Launcher tags in front of a line: Open MPI --tag-output, torchrun/elastic, Slurm --label.
+LAUNCHER_TAG = re.compile(r"(?:\[\d+,\d+\]<std(?:out|err)>:|\[(?:rank|default)\d+\]:\s?|\d+: )")
+PREFIX = re.compile(
+    r"(?:\[(?P<ts>[^\]]*)\]\s*)?(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
+    # Between the device and "NCCL": nothing (INFO), "file.cc:123 [(func)]" (WARN), a TRACE time, or a
+    # plugin's C++ signature ("int nccl_net_ofi_create_plugin(...):208"); bounded to stay linear.
+    r"(?:[^\n]{0,400}?\s)?NCCL\s+(?P<level>INFO|WARN|TRACE|CALL)\b ?"
+)
+BANNER = re.compile(r"NCCL version (?P<ver>\d+\.\d+\.\d+)\S*?\+cuda(?P<cuda>\d+\.\d+)")
+
+# Message formats (what follows "NCCL INFO ").
+VERSION = re.compile(r"NCCL version (?P<ver>\d+\.\d+\.\d+)")  # init.cc showVersion
+NETWORK = re.compile(r"Using network (?P<net>.+?)\s*$")  # init.cc: INFO "Using network %s"
+IB_USING = re.compile(r"NET/IB : Using(?P<devs>.*?)(?:\s*\[RO\])?\s*;\s*OOB\s")  # net_ib/init.cc
+IB_ITEM = re.compile(r"\[(?P<i>\d+)\](?P<name>[^\s:\[]+):(?P<port>\d+)(?::-?\d*)*/(?P<link>IB|RoCE)")
+IB_DETAIL = re.compile(r"NET/IB: \[(?P<i>\d+)\] (?P<name>[^:\s]+):\S*?/(?:IB|RoCE)\b.*?\bspeed=(?P<speed>\d+)")
+SOCKET_USING = re.compile(r"NET/Socket : Using(?P<ifs>(?:\s+\[\d+\][^\s:]+:\S+)+)")  # net_socket.cc
+SOCKET_ITEM = re.compile(r"\[(?P<i>\d+)\](?P<name>[^\s:]+):")
+SETTING = re.compile(r"(?P<name>NCCL_[A-Z0-9_]+) set (?:by environment )?to (?P<value>.*?)\.?\s*$")  # param.cc
+CHANNEL = re.compile(
+    r"Channel (?P<c>\d+)(?:/(?P<conn>\d+))? : (?P<src>\d+)\[(?P<sd>[0-9a-fA-Fx]+)\] -> (?P<dst>\d+)\[(?P<dd>[0-9a-fA-Fx]+)\]"
+    r"(?: \[(?P<dir>send|receive)\])? via (?P<via>\S.*?)\s*$"
+)
+NET_VIA = re.compile(r"NET/(?P<net>[^/]+)/(?P<dev>\d+)(?:\((?P<proxy>\d+)\))?(?P<rest>\S*)")
+COMM = re.compile(r"comm 0x[0-9a-fA-F]+ rank (?P<r>\d+) nRanks (?P<n>\d+) nNodes (?P<nn>\d+) localRanks (?P<lr>\d+)")
+INIT = re.compile(
+    r"comm 0x[0-9a-fA-F]+ rank (?P<r>\d+) nranks (?P<n>\d+) cudaDev (?P<cd>\d+)(?: nvmlDev \d+)? "
+    r"busId (?P<bus>[0-9a-fA-F]+)\b.*- Init (?:START|COMPLETE)"
+)
+COUNTS = re.compile(
+    r"(?P<coll>\d+) coll channels,(?: (?P<collnet>\d+) collnet channels,)?(?: (?P<nvls>\d+) nvls channels,)? "
+    r"(?P<p2p>\d+) p2p channels"
+)
+SYSTEM_START = re.compile(r"=== System : ")  # topo.cc ncclTopoPrint
+SYSTEM_END = re.compile(r"={10,}\s*$")
+TOPO_NODE = re.compile(
+    r"(?:\+ (?P<lt>LOC|NVL|C2C|PCI|SYS|NET)\[(?P<bw>[\d.]+)\] - )?"
+    r"(?P<type>GPU|PCI|NVS|CPU|NIC|NET|GIN|RMA|DEV|CXB|XC2C)/(?P<id>[0-9A-Fa-f-]+)(?: \((?P<info>[^)]*)\))?\s*$"
+)
+PATHS = re.compile(r"(?P<from>(?:GPU|NET)/[0-9A-Fa-f-]+) :(?P<items>.*)$")  # paths.cc printNodePaths
+PATH_ITEM = re.compile(r"(?P<t>[A-Z]+)/(?P<id>[0-9a-fA-F-]+) \((?P<hops>\d+)/(?P<bw>[\d.]+)/(?P<pt>[A-Z]+)\)")
+CONNECTED = re.compile(r"Connected all rings\b")
+PLUGIN = re.compile(r"(?:NET|TUNER|PROFILER|ENV|GIN)/Plugin ?:|NET/OFI |Successfully loaded external plugin")
+# Lines that show an RDMA transport was tried and failed, or turned off: the expectation that
+# PERF003 needs. The healthy noise of optional plugins ("Failed to find ncclCollNetPlugin_v9
+# symbol", "PROFILER/Plugin: Could not find: libnccl-profiler.so", "NET/Plugin: Could not find:
+# libnccl-net.so. Using internal network plugin.") never matches.
+RDMA_ATTEMPT = re.compile(
+    r"NET/IB : No (?:device|IP interface) found"  # net_ib/init.cc ncclIbInitDevices
+    r"|Failed to open libibverbs"  # misc/ibvwrap.cc (<=2.29.7)
+    r"|NET/OFI .*(?:initiali[sz]ation failed|Initializing plugin failed|[Nn]o eligible provider)"  # aws-ofi-nccl
+    r"|NET/Plugin ?: .*(?:[Ff]ailed to (?:load|initiali[sz]e)|[Ii]nit(?:ialization)? failed)"
+)
+FAILURE = re.compile(r"(?P<host>[^\s:]+): Test (?:NCCL failure|CUDA failure|timeout)\b")  # nccl-tests common.h
+
+
+def strip_launcher_tag(text: str) -> tuple[str, int]:
+    """(text without a launcher's tag, how many characters were cut)."""
+    match = LAUNCHER_TAG.match(text)
+    return (text[match.end():], match.end()) if match else (text, 0)
+
+
+class LogReader:
+    """Collects NCCL log facts line by line; ``feed`` answers whether the line was NCCL's."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.log = build(NcclLog)
+        self._in_system: str | None = None  # host whose "=== System" print is open
+
+    def loc(self, number: int, column: int) -> Location:
+        return build(Location, path=self.path, line=number, column=column)
+
+    def feed(self, text: str, number: int, offset: int = 0) -> bool:
+        """``text`` is the line without a launcher tag; ``offset`` the characters cut before it."""
+        prefix = PREFIX.match(text)
+        if prefix is None:
+            return self._unprefixed(text, number, offset)
+        self.log.line_count += 1
+        message = text[prefix.end():]
+        column = offset + prefix.end() + 1
+        host, level = prefix.group("host"), prefix.group("level")
+        device = decimal(prefix.group("dev"))
+        line = build(LogLine, level=level, host=host, device=device, message=message.rstrip(),
+                     loc=self.loc(number, column))
+        if level == "WARN":
+            self.log.warnings.append(line)
+            if RDMA_ATTEMPT.search(message):
+                self.log.rdma_attempts.append(line)
+            return True
+        self._message(message, line, host)
+        return True
+
+    def _unprefixed(self, text: str, number: int, offset: int) -> bool:
+        """The version banner at NCCL_DEBUG=VERSION/WARN and nccl-tests failure lines have no prefix."""
+        banner = BANNER.match(text.strip())
+        if banner:
+            self.log.line_count += 1
+            self.log.versions.append(build(LogLine, level="", message=banner.group("ver"),
+                                           loc=self.loc(number, offset + 1 + len(text) - len(text.lstrip()))))
+            return True
+        failure = FAILURE.match(text.strip())
+        if failure:
+            self.log.failures.append(build(LogLine, level="", host=failure.group("host"), message=text.strip(),
+                                           loc=self.loc(number, offset + 1)))
+            return True
+        return False
+
+    def _message(self, message: str, line: LogLine, host: str) -> None:
+        if self._in_system == host and self._system_line(message, line, host):
+            return
+        for handler in (self._version, self._network, self._setting, self._channel, self._comm, self._counts,
+                        self._devices, self._system_start, self._paths, self._misc):
+            if handler(message, line, host):
+                return
+
+    def _version(self, message: str, line: LogLine, host: str) -> bool:
+        match = VERSION.match(message)
+        if match:
+            line.message = match.group("ver")
+            self.log.versions.append(line)
+        return bool(match)
+
+    def _network(self, message: str, line: LogLine, host: str) -> bool:
+        match = NETWORK.match(message)
+        if match:
+            line.message = match.group("net")
+            self.log.networks.append(line)
+        return bool(match)
+
+    def _setting(self, message: str, line: LogLine, host: str) -> bool:
+        match = SETTING.match(message)
+        if match:
+            self.log.settings.append(build(Setting, name=match.group("name"), value=match.group("value"),
+                                           host=host, loc=line.loc))
+            if match.group("name") == "NCCL_IB_DISABLE" and decimal(match.group("value")) == 1:
+                self.log.rdma_attempts.append(line)  # RDMA turned off by configuration
+        return bool(match)
+
+    def _channel(self, message: str, line: LogLine, host: str) -> bool:
+        match = CHANNEL.match(message)
+        if not match:
+            return False
+        via = match.group("via")
+        transport = via.split("/", 1)[0]
+        fields = dict(channel=decimal(match.group("c")), src=decimal(match.group("src")),
+                      src_device=match.group("sd"), dst=decimal(match.group("dst")), dst_device=match.group("dd"),
+                      direction=match.group("dir"), transport=transport, detail=via, host=host, loc=line.loc)
+        net = NET_VIA.match(via) if transport == "NET" else None
+        if net:
+            fields.update(net=net.group("net"), net_device=decimal(net.group("dev")),
+                          proxy=decimal(net.group("proxy")) if net.group("proxy") else None,
+                          gdr="/GDRDMA" in net.group("rest"))
+        self.log.channels.append(build(Channel, **fields))
+        return True
+
+    def _comm(self, message: str, line: LogLine, host: str) -> bool:
+        comm = COMM.match(message)
+        if comm:
+            self.log.comms.append(build(Comm, rank=decimal(comm.group("r")), nranks=decimal(comm.group("n")),
+                                        nnodes=decimal(comm.group("nn")), local_ranks=decimal(comm.group("lr")),
+                                        host=host, loc=line.loc))
+            return True
+        init = INIT.search(message)
+        if init:
+            self.log.inits.append(build(RankInit, rank=decimal(init.group("r")), nranks=decimal(init.group("n")),
+                                        cuda_device=decimal(init.group("cd")), bus_id=init.group("bus").lower(),
+                                        host=host, loc=line.loc))
+            return True
+        return False
+
+    def _counts(self, message: str, line: LogLine, host: str) -> bool:
+        match = COUNTS.match(message)
+        if match:
+            optional = {k: decimal(match.group(k)) if match.group(k) else None for k in ("collnet", "nvls")}
+            self.log.counts.append(build(ChannelCounts, coll=decimal(match.group("coll")),
+                                         p2p=decimal(match.group("p2p")), host=host, loc=line.loc, **optional))
+        return bool(match)
+
+    def _devices(self, message: str, line: LogLine, host: str) -> bool:
+        ib = IB_USING.match(message)
+        if ib:
+            for item in IB_ITEM.finditer(ib.group("devs")):
+                self.log.net_devices.append(build(NetDevice, net="IB", index=decimal(item.group("i")),
+                                                  name=item.group("name"), port=decimal(item.group("port")),
+                                                  link=item.group("link"), host=host, loc=line.loc))
+            return True
+        detail = IB_DETAIL.match(message)
+        if detail:
+            index, name = decimal(detail.group("i")), detail.group("name")
+            for device in self.log.net_devices:
+                if device.net == "IB" and device.host == host and device.index == index and device.name == name:
+                    device.speed_mbps = decimal(detail.group("speed"))
+            return True
+        sockets = SOCKET_USING.match(message)
+        if sockets:
+            for item in SOCKET_ITEM.finditer(sockets.group("ifs")):
+                self.log.net_devices.append(build(NetDevice, net="Socket", index=decimal(item.group("i")),
+                                                  name=item.group("name"), host=host, loc=line.loc))
+            return True
+        return False
+
+    def _system_start(self, message: str, line: LogLine, host: str) -> bool:
+        if SYSTEM_START.match(message):
+            self._in_system = host
+            return True
+        return False
+
+    def _system_line(self, message: str, line: LogLine, host: str) -> bool:
+        if SYSTEM_END.match(message):
+            self._in_system = None
+            return True
+        node = TOPO_NODE.match(message.strip())
+        if not node:
+            self._in_system = None  # the print ended without its closing line (an excerpt)
+            return False
+        self.log.topology.append(build(TopoPrintLine,
+            kind="link" if node.group("lt") else "node", node_type=node.group("type"), node_id=node.group("id"),
+            link_type=node.group("lt"), bandwidth=printed_float(node.group("bw")) if node.group("bw") else None,
+            info=node.group("info"), host=host, loc=line.loc))
+        return True
+
+    def _paths(self, message: str, line: LogLine, host: str) -> bool:
+        match = PATHS.match(message)
+        if not match:
+            return False
+        for item in PATH_ITEM.finditer(match.group("items")):
+            self.log.topology.append(build(TopoPrintLine,
+                kind="path", path_from=match.group("from"), node_type=item.group("t"), node_id=item.group("id"),
+                bandwidth=printed_float(item.group("bw")), path_type=item.group("pt"), host=host, loc=line.loc))
+        return True
+
+    def _misc(self, message: str, line: LogLine, host: str) -> bool:
+        if CONNECTED.match(message):
+            self.log.connected.append(line)
+        elif PLUGIN.match(message):
+            self.log.plugin_lines.append(line)
+            if RDMA_ATTEMPT.search(message):
+                self.log.rdma_attempts.append(line)
+        elif RDMA_ATTEMPT.search(message):
+            self.log.rdma_attempts.append(line)
+        return True
+
+
+def parse_nccl_log(source: SourceFile) -> MeasuredFile:
+    reader = LogReader(source.path)
+    for number, raw in enumerate(source.text.splitlines(), start=1):
+        text, cut = strip_launcher_tag(raw)
+        reader.feed(text, number, cut)
+    if reader.log.line_count == 0:
+        raise InputError(source.path, 1, f"{MALFORMED}: no 'host:pid:tid [dev] NCCL INFO ...' line "
+                         "(expected NCCL_DEBUG=INFO output)")
+    return build(MeasuredFile, path=source.path, kind="nccl-log", log=reader.log)
