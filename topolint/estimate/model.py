@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from topolint.estimate import nccl_tables as T
 from topolint.estimate import search, tuning
 from topolint.estimate.hardware import Bottleneck, NodeHardware, node_hardware
+from topolint.estimate.refine import refine
 from topolint.model.nccl_version import NEWEST, NcclVersion
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
@@ -116,6 +117,7 @@ def _systems(models, version: NcclVersion, options: Options, notes: list[str]) -
                         (g.sm or 0) >= 70 for g in topology.gpus):
                     notes.append(f"{topology.path}: a static topology file with no NVLinks; NCCL adds the GPUs' "
                                  "NVLinks from the driver at run time, so an NVLink system needs --nvlinks N")
+                topology = refine(node, topology, notes)
                 found.append((node.name, System(topology, version)))
                 break
     if not found:

@@ -201,7 +201,9 @@ def _tightest(hw: NodeHardware, res: _Residual, speed: float, what: str) -> Bott
     if not used:
         bus = hw.bus_ids[0]
         return hw.nvlink_bottleneck(bus, hw.nvlink_total(bus), what)
-    _, _, u, v = min(used, key=lambda x: (x[1] - speed, x[0]))
+    # A saturated link (too little left for one more channel), the narrowest first: one slow rail
+    # or one narrow PCIe link is what stops the packing (cf. NVIDIA/nccl#307).
+    _, _, u, v = min(used, key=lambda x: (x[1] + _EPS >= speed, hw.system.links[x[2]][x[3]]["bw"], x[0]))
     return hw.link_bottleneck(u, v, hw.system.links[u][v]["bw"], what)
 
 
