@@ -146,3 +146,15 @@ def test_inactive_nvlinks_lower_the_one_node_ring(tmp_path):
     assert ring.busbw_GBps == pytest.approx(240, rel=0.01)  # 12 links x 20.6 = 247: four 60 GB/s rings
     assert ring.bottleneck.entity.endswith("/gpu/0000:12:00.0")
     assert any("6 NVLinks inactive" in a for a in est.assumptions)
+
+
+def test_findings_on_the_bottleneck_qualify_the_estimate(corpus):
+    """The OCI dump gives each GPU switch's upstream port at 5.0 GT/s (TOPO003): the parameter
+    server stages through it, so that link is its bottleneck and the finding is marked so."""
+    result = run_cli("estimate", corpus / OCI_H100, "--nodes", "8", "--size", "1G", "--format", "json")
+    body = json.loads(result.stdout)
+    ps = next(a for a in body["estimates"][0]["algorithms"] if a["name"] == "parameter_server")
+    marked = [f for f in body["findings"] if "parameter_server" in f["on_bottleneck_of"]]
+    assert ps["bottleneck"]["link"] == "PCIe"
+    assert [f["code"] for f in marked] == ["TOPO003"] and marked[0]["entity"] == ps["bottleneck"]["entity"]
+    assert "[bottleneck of parameter_server]" in run_cli("estimate", corpus / OCI_H100, "--nodes", "8").stdout

@@ -24,6 +24,7 @@ class EstimateUsageError(ValueError):
 class EstimateRun:
     estimates: list  # one Estimate per size, smallest first
     problems: list = field(default_factory=list)  # InputProblem (TL001/TL002) from reading
+    findings: list = field(default_factory=list)  # `topolint check` findings on these nodes (dicts)
 
     @property
     def unreadable(self) -> bool:
@@ -51,7 +52,7 @@ def parse_sizes(size: str | None, sizes: str | None) -> list[int]:
 
 
 def run_estimate(paths: list[str], sizes: list[int], nodes: int | None = None, gpus_per_node: int | None = None,
-                 collective: str = "allreduce", version=None, options=None) -> EstimateRun:
+                 collective: str = "allreduce", version=None, options=None, check: bool = True) -> EstimateRun:
     from topolint.estimate import EstimateError, estimate
     from topolint.inputs.collect import collect
 
@@ -65,7 +66,30 @@ def run_estimate(paths: list[str], sizes: list[int], nodes: int | None = None, g
         estimates = [estimate(usable, nodes, gpus_per_node, collective, s, version, options) for s in sizes]
     except EstimateError as exc:
         raise EstimateUsageError(str(exc)) from None
-    return EstimateRun(estimates, collection.problems)
+    findings = topology_findings(paths, version, estimates) if check else []
+    return EstimateRun(estimates, collection.problems, findings)
+
+
+def topology_findings(paths: list[str], version, estimates: list) -> list[dict]:
+    """What `topolint check` says about the same inputs (built-in rules, no configuration), each
+    finding marked with the algorithms whose bottleneck it is on. Findings qualify an estimate;
+    they change it only through the links they describe (refine.py), never by a factor."""
+    from topolint.commands.check import CheckOptions, run_check
+
+    result = run_check(CheckOptions(paths=list(paths), nccl_version=str(version) if version else None,
+                                    cache=False, isolated=True))
+    bottlenecks: dict[str, set[str]] = {}
+    for est in estimates:
+        for algo in est.algorithms:
+            bottlenecks.setdefault(algo.bottleneck.entity, set()).add(algo.name)
+    found = []
+    for f in result.active:
+        if f.code.startswith("TL"):
+            continue  # input problems are reported on their own
+        on = sorted(bottlenecks.get(f.entity, set()))
+        found.append({"code": f.code, "severity": f.severity, "message": f.message, "path": f.path,
+                      "line": f.line, "entity": f.entity, "on_bottleneck_of": on})
+    return found
 
 
 def crossovers(estimates: list) -> list[dict]:
@@ -99,7 +123,7 @@ def _where(bottleneck) -> str:
 
 def render_json(run: EstimateRun) -> str:
     body = {"$schema": SCHEMA, "estimates": [e.as_dict() for e in run.estimates],
-            "crossovers": crossovers(run.estimates),
+            "crossovers": crossovers(run.estimates), "findings": run.findings,
             "problems": [{"code": p.code, "path": p.path, "line": p.line, "message": p.message} for p in run.problems]}
     return json.dumps(body, indent=2, sort_keys=False, ensure_ascii=True) + "\n"
 
@@ -164,10 +188,24 @@ def render_text(run: EstimateRun) -> str:
             out.append(f"crossover: {what} goes from {c['from']} to {c['to']} between {human_size(lo)} and "
                        f"{human_size(hi)}")
         est = run.estimates[-1]
+    out.extend(_findings_text(run.findings))
     out.append("")
     out.append("assumptions:")
     out.extend(f"  - {shown(a)}" for a in est.assumptions)
     return "\n".join(out) + "\n"
+
+
+def _finding_line(f: dict) -> str:
+    on = f" [bottleneck of {', '.join(f['on_bottleneck_of'])}]" if f["on_bottleneck_of"] else ""
+    return f"{shown(f['path'])}:{f['line']}: {f['code']} [{f['severity']}] {shown(f['message'])}{on}"
+
+
+def _findings_text(findings: list[dict]) -> list[str]:
+    if not findings:
+        return []
+    ordered = sorted(findings, key=lambda f: (not f["on_bottleneck_of"], f["path"], f["line"], f["code"]))
+    return ["", f"topology findings ({len(findings)}, from `topolint check`; they qualify the estimate):"] + [
+        f"  {_finding_line(f)}" for f in ordered]
 
 
 def _md(text) -> str:
@@ -190,6 +228,12 @@ def render_markdown(run: EstimateRun) -> str:
     for c in crossovers(run.estimates):
         lo, hi = c["between_bytes"]
         out.append(f"- crossover ({c['kind']}): {c['from']} -> {c['to']} between {human_size(lo)} and {human_size(hi)}")
+    if run.findings:
+        out.append("")
+        out.append("Topology findings (`topolint check`):")
+        out.append("")
+        out.extend(f"- {_md(_finding_line(f))}" for f in sorted(run.findings, key=lambda f: (
+            not f["on_bottleneck_of"], f["path"], f["line"], f["code"])))
     if run.estimates:
         out.append("")
         out.append("Assumptions:")

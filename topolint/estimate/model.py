@@ -113,8 +113,7 @@ def _systems(models, version: NcclVersion, options: Options, notes: list[str]) -
             if topology.gpus:
                 if options.nvlinks:
                     topology = _with_nvlinks(topology, options.nvlinks, notes)
-                elif topology.kind != "dump" and all(not g.nvlinks for g in topology.gpus) and any(
-                        (g.sm or 0) >= 70 for g in topology.gpus):
+                elif topology.kind != "dump" and all(not g.nvlinks for g in topology.gpus):
                     notes.append(f"{topology.path}: a static topology file with no NVLinks; NCCL adds the GPUs' "
                                  "NVLinks from the driver at run time, so an NVLink system needs --nvlinks N")
                 topology = refine(node, topology, notes)
@@ -192,8 +191,13 @@ def _assumptions(hws: list[NodeHardware], n_nodes: int, version: NcclVersion, op
             if port.local_gpu and not port.gdr:
                 notes.append(f"{port.entity}: no GPUDirect RDMA with its GPU; transfers are staged through host "
                              "memory, which NCCL's model does not price (expect less, no calibrated factor)")
-            if not port.speed_stated:
-                notes.append(f"{port.entity}: no speed in the topology; NCCL assumes 10 Gb/s")
+
+        unstated = [p for p in h.nets if not p.speed_stated]
+        if unstated:
+            kind = "static file: NCCL reads the speed from the device at run time" if \
+                h.system.topology.kind != "dump" else "NCCL then assumes 10 Gb/s"
+            notes.append(f"{h.node}: {len(unstated)} network device(s) without a speed ({kind}); the estimate uses "
+                         "NCCL's 10 Gb/s default: give the node's ibstat or ethtool output beside the file")
         if not any(p.local_gpu for p in h.nets) and n_nodes > 1:
             notes.append(f"{h.node}: no network device in the topology reaches a GPU")
         if h.nets and all(not h.system.is_fabric(p.key) for p in h.nets):
