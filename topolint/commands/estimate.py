@@ -53,7 +53,7 @@ def parse_sizes(size: str | None, sizes: str | None) -> list[int]:
 
 def run_estimate(paths: list[str], sizes: list[int], nodes: int | None = None, gpus_per_node: int | None = None,
                  collective: str = "allreduce", version=None, options=None, check: bool = True) -> EstimateRun:
-    from topolint.estimate import EstimateError, estimate
+    from topolint.estimate import EstimateError, estimate_sizes
     from topolint.inputs.collect import collect
 
     collection = collect(paths)
@@ -63,7 +63,7 @@ def run_estimate(paths: list[str], sizes: list[int], nodes: int | None = None, g
             return EstimateRun([], collection.problems)
         raise EstimateUsageError("no NCCL topology XML with GPUs among the inputs")
     try:
-        estimates = [estimate(usable, nodes, gpus_per_node, collective, s, version, options) for s in sizes]
+        estimates = estimate_sizes(usable, nodes, gpus_per_node, collective, sizes, version, options)
     except EstimateError as exc:
         raise EstimateUsageError(str(exc)) from None
     findings = topology_findings(paths, version, estimates) if check else []
