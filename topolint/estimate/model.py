@@ -204,7 +204,7 @@ def _assumptions(hws: list[NodeHardware], n_nodes: int, version: NcclVersion, op
         notes.append("a CollNet/SHARP network is declared (--collnet): NCCL_COLLNET_ENABLE=1 with a SHARP plugin")
     for h in hws:
         for port in h.nets:
-            if port.local_gpu and not port.gdr:
+            if port.local_gpu and not port.gdr and h.system.is_fabric(port.key):
                 notes.append(f"{port.entity}: no GPUDirect RDMA with its GPU; transfers are staged through host "
                              "memory, which NCCL's model does not price (expect less, no calibrated factor)")
 

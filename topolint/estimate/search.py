@@ -243,7 +243,8 @@ def ring_graph(hw: NodeHardware, nodes: int) -> Graph | None:
     channels, speed, res = _best(hw, inter, T.MAX_RING_CHANNELS, max_bw)
     if not channels:
         return None
-    what = "ring channels" + (" entering and leaving through the NICs" if inter else "")
+    what = ("ring channel" if channels == 1 else "ring channels") + (
+        " entering and leaving through the NICs" if inter else "")
     bottleneck = _tightest(hw, res, speed, f"{channels} {what} at {speed:g} GB/s each")
     graph = Graph("ring", channels, speed, speed, type_intra, type_inter, bottleneck)
     return _dup(graph, hw.sm, T.MAX_RING_CHANNELS)
