@@ -424,3 +424,18 @@ def positive_real(text: str | None) -> float | None:
         return None
     value = float(text)
     return value if value > 0 else None
+
+
+_COUNT = re.compile(r"([0-9]{1,15}(?:\.[0-9]{1,15})?)([KMBGT]?)", re.IGNORECASE)
+_COUNT_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
+def count(text: str | None) -> float | None:
+    """A count with a decimal suffix as model sizes are written: 350M, 10B (= 10 x 10^9), 1.5T."""
+    if text is None:
+        return None
+    match = _COUNT.fullmatch(text.strip())
+    if not match:
+        return None
+    value = float(match.group(1)) * _COUNT_UNITS[match.group(2).upper()]
+    return value if value > 0 else None
