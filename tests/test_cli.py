@@ -331,10 +331,11 @@ def test_no_arguments():
     assert result.stderr.startswith("usage: topolint")
 
 
-def test_check_without_paths():
-    result = run_cli("check")
-    assert result.exit_code == 2
-    assert "required: PATH" in result.stderr
+def test_check_without_paths_checks_the_working_directory(tmp_path):
+    shutil.copy(ROOT / BAD, tmp_path / "node.xml")
+    result = run_cli("check", "--isolated", "--format", "concise", cwd=tmp_path)
+    assert result.exit_code == 1, result.stderr
+    assert result.stdout.startswith("node.xml:") and "NUMA001" in result.stdout
 
 
 def test_nccl_version_garbage():

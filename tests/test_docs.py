@@ -65,7 +65,7 @@ def test_every_check_module_exists():
 EXAMPLE_KINDS = {"xml": {"topology", "topology-dump", "topology or matrix", "complete topology or matrix",
                          "complete topology or matrix, or nvlink-status"},
                  "text": {"matrix", "topology or matrix", "complete topology or matrix",
-                          "complete topology or matrix, or nvlink-status"}}
+                          "complete topology or matrix, or nvlink-status", "matrix or bundle"}}
 
 
 def _example_rules() -> list:

@@ -1,5 +1,6 @@
 """TL005: an input is cut short or restricted: a matrix cut after a complete row, or a cgroup /
-Slurm view that shows only some GPUs. Row-local rules ran on it; node-wide rules were skipped."""
+Slurm view that shows only some GPUs (row-local rules ran on it; node-wide rules were skipped),
+or a command a node bundle's manifest says did not complete (its evidence is missing)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from topolint.model.facts import Location, build
 from topolint.model.matrix import topo_matrices
 from topolint.model.node import file_entity
 
-NEEDS = ("matrix",)
+NEEDS = ("matrix or bundle",)
 NODE_WIDE = "NUMA005, NUMA006, NVL001, NVL002 and TL003's GPU count"
 
 
@@ -19,7 +20,32 @@ class Parameters(CheckParameters):
     pass
 
 
+# What each bundle command's output settles, for the message (topolint collect's table).
+_SETTLES = {"lspci": "PCIe links and ACS (PCIE001, PCIE002, PCIE004)", "dmesg": "IOMMU mode (PCIE003)",
+            "cmdline": "IOMMU mode (PCIE003)", "virt": "bare metal or VM (PCIE002, PCIE003)",
+            "numactl": "NUMA CPU lists (TL003)", "hwloc": "the PCI tree without an NCCL dump (NUMA001, NUMA002)",
+            "nvidia-smi-topo": "GPU placement (NUMA, NVL rules)", "nvidia-smi-nvlink": "NVLink states (NVL002)",
+            "nccl-topo-xml": "the topology NCCL sees (TOPO, NUMA, PCIE rules)"}
+
+
+def _bundle_hits(node) -> Iterator[Hit]:
+    manifest = node.bundle
+    for command in manifest.failed:
+        settles = _SETTLES.get(command.format or "", "the rules that read it")
+        fields = {"path": manifest.path, "command": " ".join(command.argv) or command.file,
+                  "status": command.status, "file": command.file, "settles": settles,
+                  "why": command.message or (f"exit status {command.exit_code}" if command.exit_code is not None
+                                             else command.status)}
+        evidence = [f"{manifest.path}:{command.loc.line}: {command.file}: status {command.status}"
+                    + (f", exit status {command.exit_code}" if command.exit_code is not None else "")
+                    + (f", {command.message}" if command.message else "")]
+        yield Hit(entity=file_entity(node.name, f"{manifest.folder}/{command.file}"), location=command.loc,
+                  fields=fields, evidence=evidence, variant="bundle_" + command.status)
+
+
 def check(context, params: Parameters) -> Iterator[Hit]:
+    if context.node.bundle is not None:
+        yield from _bundle_hits(context.node)
     for matrix in topo_matrices(context.node):
         if not matrix.partial and matrix.restricted is None:
             continue

@@ -78,11 +78,12 @@ class _Collector:
         self.defer = defer  # leave machine outputs unparsed until the result cache was asked
 
     def load(self, source: SourceFile | None, path: str, node: NodeModel, explicit: bool,
-             loader=None) -> None:
+             loader=None, hint: str | None = None) -> None:
+        """``hint``: the format a bundle manifest names, for outputs no content identifies."""
         try:
             if source is None:
                 source = loader()
-            fmt = config_names.by_name(path) or config_names.shebang(source.text) or sniff(source.text)
+            fmt = config_names.by_name(path) or config_names.shebang(source.text) or sniff(source.text) or hint
             if fmt is None:
                 if explicit:
                     self.problem("TL002", path, 1, 0, "matches no known input format "
@@ -159,11 +160,24 @@ class _Collector:
     def problem(self, code: str, path: str, line: int, column: int, message: str, node: str) -> None:
         self.result.problems.append(InputProblem(code, path, line, column, message, node))
 
-    def load_file(self, real: Path | str, node: NodeModel, explicit: bool) -> None:
+    def load_file(self, real: Path | str, node: NodeModel, explicit: bool, hint: str | None = None) -> None:
         path = display_path(real)
-        self.load(None, path, node, explicit, loader=lambda: read_source(path, real))
+        self.load(None, path, node, explicit, loader=lambda: read_source(path, real), hint=hint)
+
+    def walk(self, folder: Path) -> list[str]:
+        return _walk_files(folder, self.exclude)
+
+    def bundle(self, folder: Path) -> NodeModel | None:
+        """A node bundle (inputs/bundle.py) when the folder has a manifest."""
+        from topolint.inputs import bundle
+
+        manifest = bundle.manifest_in(folder)
+        return bundle.load_bundle(self, folder, manifest, display_path) if manifest else None
 
     def folder(self, folder: Path) -> list[NodeModel]:
+        node = self.bundle(folder)
+        if node is not None:
+            return [node]
         with os.scandir(folder) as entries:  # d_type from the listing: no stat per entry
             visible = [(Path(e.path), e.is_dir()) for e in entries
                        if (not e.name.startswith(".") or walk_dot_file(e.name))
@@ -179,6 +193,10 @@ class _Collector:
             self.result.notes.append(f"{display_path(path)}: skipped, not a recognised format")
         nodes = []
         for sub in subfolders:
+            node = self.bundle(sub)
+            if node is not None:
+                nodes.append(node)
+                continue
             node = NodeModel(name=sub.name)
             for path in _walk_files(sub, self.exclude):
                 self.load_file(path, node, explicit=False)
@@ -198,9 +216,11 @@ def _quick_sniff(path: Path) -> bool:
 
 def _recognisable(exc: InputError) -> bool:
     """A folder walk reports read errors only for files it recognised (malformed XML)."""
+    from topolint.inputs.fabric_sniff import MALFORMED as FABRIC_MALFORMED
+
     return exc.message.startswith(("malformed XML", "malformed YAML", "Python syntax error",
                                     "malformed nvidia-smi nvlink", "malformed nccl-tests output",
-                                    "malformed NCCL log"))
+                                    "malformed NCCL log") + FABRIC_MALFORMED)
 
 
 def collect(paths: list[str], node_name: str | None = None, stdin_filename: str | None = None,

@@ -78,6 +78,11 @@ DETECTORS = [
     _nccl_log,
 ]
 
+# Fabric outputs (ibstat family, GIDs, RoCE QoS, ethtool, ip, mounts): topolint/inputs/fabric_sniff.py.
+from topolint.inputs.fabric_sniff import FABRIC_DETECTORS  # noqa: E402
+
+DETECTORS.extend(FABRIC_DETECTORS)
+
 # Config formats (infra files) by content, after the machine outputs; names and shebangs come
 # first in collect.py. Imported here so a detector list stays the one place to look.
 from topolint.inputs.config_names import CONFIG_DETECTORS  # noqa: E402

@@ -87,3 +87,23 @@ class NcclVersion:
     def knows_pcie_suffix(self) -> bool:
         """The "16.0 GT/s PCIe" spellings are in NCCL's speed dictionary since 2.11.4."""
         return self.at_least(11, 4)
+
+    # ---- the IB/RoCE transport (src/transport/net_ib.cc; net_ib/connect.cc from 2.28) -------------
+    @property
+    def gid_index_auto(self) -> bool:
+        """NCCL_IB_GID_INDEX unset selects a GID itself from 2.21 (default -1, ``ncclIbGetGidIndex``
+        scans the table for the address family and RoCE version); up to 2.20 the default is 0."""
+        return self.at_least(21)
+
+    @property
+    def ib_tc_follows_comm(self) -> bool:
+        """From 2.26 NCCL_IB_TC and NCCL_IB_SL default to -1: the communicator's trafficClass
+        applies when set (``meta.tc = ncclParamIbTc() != -1 ? ... : config->trafficClass``), else 0
+        (NCCL_IB_TC_DEFAULT / NCCL_IB_SL_DEFAULT). Up to 2.25 both default to 0."""
+        return self.at_least(26)
+
+    @property
+    def has_ib_fifo_tc(self) -> bool:
+        """NCCL_IB_FIFO_TC (the class of the control messages, the CTS FIFO writes) exists from
+        2.22; from 2.24 its default -1 means "the data traffic class"."""
+        return self.at_least(22)

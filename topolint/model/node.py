@@ -5,7 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from topolint.inputs.source import SourceFile
+from topolint.model.fabric import FabricFile
 from topolint.model.facts import GraphFile, NvlinkStatus, TopologyFile, TopoMatrix
+from topolint.model.measured import MeasuredFile
+from topolint.model.host import (
+    BundleManifest, HwlocTopology, KernelCmdline, KernelLog, LspciFile, NumaTable, VirtEvidence,
+)
+
+# Host facts (model/host.py): the NodeModel list each kind of fact goes to, and the input kind
+# it makes available to rules.
+HOST_FACTS = {
+    LspciFile: ("lspci", "lspci"),
+    KernelLog: ("kernel_logs", "dmesg"),
+    KernelCmdline: ("cmdlines", "cmdline"),
+    VirtEvidence: ("virt", "virt"),
+    NumaTable: ("numa_tables", "numactl"),
+    HwlocTopology: ("hwloc", "hwloc"),
+}
 
 
 @dataclass
@@ -15,7 +31,15 @@ class NodeModel:
     graphs: list[GraphFile] = field(default_factory=list)
     matrices: list[TopoMatrix] = field(default_factory=list)  # nvidia-smi topo -m / -p2p
     nvlink_status: list[NvlinkStatus] = field(default_factory=list)  # nvidia-smi nvlink -s
-    measured: list = field(default_factory=list)  # MeasuredFile (model/measured.py): nccl-tests output, NCCL logs
+    lspci: list[LspciFile] = field(default_factory=list)
+    kernel_logs: list[KernelLog] = field(default_factory=list)  # dmesg
+    cmdlines: list[KernelCmdline] = field(default_factory=list)  # /proc/cmdline
+    virt: list[VirtEvidence] = field(default_factory=list)  # systemd-detect-virt, DMI product name
+    numa_tables: list[NumaTable] = field(default_factory=list)  # numactl -H
+    hwloc: list[HwlocTopology] = field(default_factory=list)  # lstopo XML
+    bundle: BundleManifest | None = None  # the node bundle it was read from (inputs/bundle.py)
+    fabric: list[FabricFile] = field(default_factory=list)  # ibstat, show_gids, ethtool, mounts... (model/fabric.py)
+    measured: list[MeasuredFile] = field(default_factory=list)  # model/measured.py: nccl-tests output, NCCL logs
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
     # until the result cache has said whether this node needs checking at all.
@@ -34,7 +58,11 @@ class NodeModel:
             self.matrices.append(facts)
         elif isinstance(facts, NvlinkStatus):
             self.nvlink_status.append(facts)
-        elif type(facts).__name__ == "MeasuredFile":  # by name: model.measured loads only with its parsers
+        elif type(facts) in HOST_FACTS:
+            getattr(self, HOST_FACTS[type(facts)][0]).append(facts)
+        elif isinstance(facts, FabricFile):
+            self.fabric.append(facts)
+        elif isinstance(facts, MeasuredFile):
             self.measured.append(facts)
         else:
             raise TypeError(f"no place for {type(facts).__name__} in a node")
@@ -57,6 +85,14 @@ class NodeModel:
             kinds.add("nvlink-status")  # nvidia-smi nvlink -s: per-link states
         if "complete topology or matrix" in kinds or self.nvlink_status:
             kinds.add("complete topology or matrix, or nvlink-status")
+        for attribute, kind in HOST_FACTS.values():
+            if getattr(self, attribute):
+                kinds.add(kind)
+        if self.bundle is not None:
+            kinds.add("bundle")
+        if "matrix" in kinds or self.bundle is not None:
+            kinds.add("matrix or bundle")
+        kinds.update(k for f in self.fabric for k in f.kinds())  # ports, gids, qos, ethtool, interfaces, routes, mounts
         if any(m.runs for m in self.measured):
             kinds.add("nccl-tests")  # nccl-tests tables (rules PERF001, PERF002, PERF006)
         if any(m.log.line_count for m in self.measured):

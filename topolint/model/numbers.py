@@ -51,6 +51,18 @@ def decimal(text: str | None) -> int | None:
     return int(text) if _DECIMAL.fullmatch(text) else None
 
 
+_DECIMAL_FRACTION = re.compile(r"[0-9]{1,9}(?:\.[0-9]{1,9})?")
+
+
+def decimal_fraction(text: str | None) -> float | None:
+    """A plain decimal as a tool prints a rate (``2.5`` in lspci's ``2.5GT/s``, ``16``); no sign,
+    exponent, ``inf`` or ``nan``; None otherwise."""
+    if text is None:
+        return None
+    text = text.strip()
+    return float(text) if _DECIMAL_FRACTION.fullmatch(text) else None
+
+
 def hex_int(text: str | None) -> int | None:
     """A hexadecimal integer with or without ``0x`` (PCI ids, GUIDs, cpumask words)."""
     if text is None:
@@ -293,3 +305,54 @@ def pci_address(text: str | None) -> str | None:
     if int(device, 16) > 0x1F:
         return None
     return f"{domain_value:04x}:{int(bus, 16):02x}:{int(device, 16):02x}.{function}"
+
+
+_UNSIGNED_DECIMAL = re.compile(r"[0-9]{1,%d}(?:\.[0-9]{1,%d})?" % (MAX_DIGITS, MAX_DIGITS))
+
+
+def unsigned_decimal(text: str | None) -> float | None:
+    """A non-negative decimal number as a tool prints it (``200``, ``2.5``, ``25.0``); None otherwise.
+    No sign, exponent, ``inf`` or ``nan``: a port rate or a link speed is never written so."""
+    if text is None:
+        return None
+    text = text.strip()
+    return float(text) if _UNSIGNED_DECIMAL.fullmatch(text) else None
+
+
+_IPV4 = re.compile(r"([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})")
+
+
+def ipv4_address(text: str | None) -> int | None:
+    """A dotted-quad IPv4 address as a 32-bit integer; None otherwise (no leading zeros dropped,
+    no octet above 255)."""
+    if text is None:
+        return None
+    match = _IPV4.fullmatch(text.strip())
+    if not match:
+        return None
+    value = 0
+    for octet in match.groups():
+        number = int(octet)
+        if number > 255:
+            return None
+        value = value << 8 | number
+    return value
+
+
+def ipv4_network(text: str | None) -> tuple[int, int] | None:
+    """``10.0.0.0/16`` (or a bare address: a /32) as (network, prefix length); None otherwise."""
+    if text is None:
+        return None
+    address, slash, length = text.strip().partition("/")
+    value = ipv4_address(address)
+    prefix = decimal(length) if slash else 32
+    if value is None or prefix is None or not 0 <= prefix <= 32:
+        return None
+    mask = (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF
+    return value & mask, prefix
+
+
+def ipv4_in(address: int, network: tuple[int, int]) -> bool:
+    base, prefix = network
+    mask = (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF
+    return address & mask == base

@@ -14,6 +14,18 @@ PARSERS = {
     NCCL_GRAPH_XML: "topolint.parsers.nccl_graph_xml:parse_graph",
     "nvidia-smi-topo": "topolint.parsers.nvidia_smi_topo:parse_matrix",
     "nvidia-smi-nvlink": "topolint.parsers.nvidia_smi_nvlink:parse_nvlink_status",
+    # Fabric outputs (topolint/inputs/fabric_sniff.py; facts in topolint/model/fabric.py).
+    "ibstat": "topolint.parsers.ibstat:parse_ibstat",
+    "ibstatus": "topolint.parsers.ibstat:parse_ibstatus",
+    "ibv_devinfo": "topolint.parsers.ibv_devinfo:parse_ibv_devinfo",
+    "ibdev2netdev": "topolint.parsers.ibdev2netdev:parse_ibdev2netdev",
+    "show_gids": "topolint.parsers.show_gids:parse_show_gids",
+    "mlnx_qos": "topolint.parsers.mlnx_qos:parse_mlnx_qos",
+    "sysfs-dump": "topolint.parsers.sysfs_dump:parse_sysfs_dump",
+    "ethtool": "topolint.parsers.ethtool:parse_ethtool",
+    "ip-addr": "topolint.parsers.ip_addr:parse_ip_addr",
+    "ip-route": "topolint.parsers.ip_route:parse_ip_route",
+    "mounts": "topolint.parsers.mounts:parse_mounts",
     "nccl-tests": "topolint.parsers.nccl_tests:parse_nccl_tests",
     "nccl-log": "topolint.parsers.nccl_log:parse_nccl_log",
     # Config formats (infra files): see topolint/inputs/config_names.py.

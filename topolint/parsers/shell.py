@@ -1,9 +1,11 @@
 """Shell and Slurm scripts: NCCL settings and launch options, with the scope they apply to.
 
-Lines are joined at backslash-newline and split into words with ``shlex`` (quotes removed,
-``; && || | &`` and parentheses as separators). What is read:
+The text is split into words and operators by ``topolint.parsers._bash`` as bash splits it
+(quotes removed, ``$(..)``/``${..}`` kept whole, ``#`` a comment only where a word starts,
+heredoc bodies read after their line), one statement per logical line. What is read:
 
 - ``export A=1``, ``declare -x A=1``, plain ``A=1``: the current scope;
+- ``${A:=v}`` / ``${A=v}`` in any word (``: "${NCCL_DEBUG:=INFO}"``): a default in the current scope;
 - ``A=1 cmd``, ``env A=1 cmd``, ``srun --export=A=1,...``, ``mpirun -x A=1``, ``-genv A 1``,
   ``docker run -e A=1``: the scope of that one command (``.../step@LINE``);
 - ``#SBATCH --export=...`` and other ``#SBATCH`` options before the first command: scope ``job``;
@@ -11,8 +13,8 @@ Lines are joined at backslash-newline and split into words with ``shlex`` (quote
 - launch options: ``--gpus-per-node``, ``--gres=gpu:N``, ``--nodes``, ``--nproc-per-node``,
   ``--cpu-bind``, ``--gpu-bind``, ``--mem-bind``, numactl, taskset, ``CUDA_VISIBLE_DEVICES``.
 
-A line that cannot be split (arithmetic ``$((..))``, an unterminated quote) and heredoc bodies
-are skipped and listed with ``--verbose``; they are never an input error.
+An unterminated quote or substitution ends the analysis at its line, and heredoc bodies that
+are not read are listed with ``--verbose``; they are never an input error.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import shlex
 from topolint.inputs.source import SourceFile
 from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
+from topolint.parsers._bash import Heredoc, Token, statements
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted
 
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "|&", ";&", ";;&"}
@@ -47,7 +50,8 @@ _SLURM_FACTS = {
 class _ShellParser:
     def __init__(self, source: SourceFile):
         self.path = source.path
-        self.lines = source.text.splitlines()
+        self.text = source.text
+        self.lines = source.text.split("\n")  # bash's lines: only LF ends one
         self.config = ConfigFile(path=source.path, format="shell")
         self.stack: list[tuple[str, str, int]] = [("file", "file", 0)]  # (kind, scope, opening line)
         self.ids: set[str] = set()
@@ -84,76 +88,36 @@ class _ShellParser:
 
     # ---- lines --------------------------------------------------------------------------------
     def parse(self) -> ConfigFile:
-        number = 0
-        total = len(self.lines)
-        while number < total:
-            text = self.lines[number]
-            first = number + 1
-            stripped = text.strip()
-            if not stripped or stripped.startswith("#"):
-                if stripped.startswith("#SBATCH") and not self.seen_command:
-                    self._sbatch(first, text)
-                number += 1
-                continue
-            while text.endswith("\\") and number + 1 < total:
-                number += 1
-                text = text[:-1] + " " + self.lines[number]
-            tokens, last = self._tokens(text, number)
-            if tokens is None:
-                self.config.skipped.append(SkippedLine(first, f"cannot split the line into words ({last})"))
-                number += 1
-                continue
-            number = last
-            self.line = first
-            self.cursor = Cursor(self.lines, first, number + 1)
-            if "$((" in text or "$[" in text:
-                self.config.skipped.append(SkippedLine(first, "arithmetic expansion $((..)) not analysed"))
-            else:
-                self._statement(tokens)
-            heredoc = self._heredoc(tokens)
-            number += 1
-            if heredoc:
-                end = number
-                while end < total and self.lines[end].strip() != heredoc:
-                    end += 1
-                if end > number:
-                    self.config.skipped.append(SkippedLine(number + 1, f"heredoc body (lines {number + 1}-{end}) not analysed"))
-                number = end + 1
+        found, stopped = statements(self.text)
+        first_command = found[0].first_line if found else len(self.lines) + 1
+        for number, text in enumerate(self.lines[:first_command - 1], 1):
+            if text.strip().startswith("#SBATCH"):  # Slurm reads directives up to the first command
+                self._sbatch(number, text)
+        for statement in found:
+            self.line = statement.first_line
+            self.cursor = Cursor(self.lines, statement.first_line, statement.last_line)
+            self._statement(statement.tokens)
+            for heredoc in statement.heredocs:
+                self._heredoc_body(heredoc)
+        if stopped:
+            self.config.skipped.append(SkippedLine(
+                stopped.line, f"unterminated {stopped.what}: lines {stopped.line}-{len(self.lines)} not analysed"))
         return self.config
 
-    def _tokens(self, text: str, number: int) -> tuple[list[str] | None, object]:
-        """Words of a logical line; a quote left open continues on the next lines."""
-        for _ in range(200):
-            try:
-                lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
-                lexer.whitespace_split = True
-                return list(lexer), number
-            except ValueError as exc:
-                if number + 1 >= len(self.lines):
-                    return None, str(exc).lower()
-                number += 1
-                text += "\n" + self.lines[number]
-        return None, "line too long"
+    def _heredoc_body(self, heredoc: Heredoc) -> None:
+        if heredoc.body:
+            last = heredoc.first_line + len(heredoc.body) - 1
+            self.config.skipped.append(SkippedLine(
+                heredoc.first_line, f"heredoc body (lines {heredoc.first_line}-{last}) not analysed"))
 
-    @staticmethod
-    def _heredoc(tokens: list[str]) -> str | None:
-        for i, token in enumerate(tokens[:-1]):
-            if token in ("<<", "<<-"):
-                return tokens[i + 1].lstrip("-")
-        return None
-
-    def _statement(self, tokens: list[str]) -> None:
+    def _statement(self, tokens: list[Token]) -> None:
         words: list[str] = []
         skip_next = False
         for i, token in enumerate(tokens):
             if skip_next:
                 skip_next = False
                 continue
-            if token == "()" and len(words) == 1:  # f() { ...; }: punctuation comes as one token
-                self.pending_function = words[0]
-                words = []
-                continue
-            if token in _SEPARATORS or token in (";;",):
+            if token.op and token in _SEPARATORS | {";;"}:
                 if words and token == ")" and len(words) == 1 and self.stack[-1][0] in ("case", "branch"):
                     self._pop("branch")
                     self._push("branch", f"case@{self.stack[-1][2]}:{words[0]}")
@@ -169,7 +133,7 @@ class _ShellParser:
                 if token in (";;", ";&", ";;&"):
                     self._pop("branch")
                 continue
-            if set(token) <= set("<>&|") and ("<" in token or ">" in token):
+            if token.op and ("<" in token or ">" in token):  # a redirection and its target
                 skip_next = True
                 continue
             words.append(token)
@@ -224,7 +188,27 @@ class _ShellParser:
         if not words:
             return
         self.seen_command = True
+        for word in words:
+            self._default_assignments(word)
         self._simple(words, self.scope)
+
+    def _default_assignments(self, word: str) -> None:
+        """``${VAR:=v}`` / ``${VAR=v}`` in any expanded word (``: "${NCCL_DEBUG:=INFO}"``) sets
+        VAR in the current shell when it is unset: a default, like ``VAR=${VAR:-v}``."""
+        raw = getattr(word, "raw", word)
+        if "=" not in raw or "${" not in raw or raw.startswith("'"):
+            return
+        assigned = ASSIGNMENT.match(word)
+        for match in _ASSIGN_DEFAULT.finditer(raw):
+            name = match.group("name")
+            if not wanted(name) or (assigned and assigned.group(1) == name and match.start() == len(name) + 1):
+                continue  # X=${X:=v} is read as the assignment itself
+            value = match.group("value")
+            literal = value if not any(c in value for c in "$`") else None
+            line, column = _position(word, match.start("name"))
+            self.config.settings.append(EnvSetting(name, literal, self.config.loc(line, column), self.scope,
+                                                   "assign-default", self.path, raw=match.group(0),
+                                                   default_only=True))
 
     def _simple(self, words: list[str], scope: str) -> None:
         i = 0
@@ -470,6 +454,18 @@ class _ShellParser:
                 self._fact(cfg.IPC_HOST, "true", scope, option)
             elif option == "--gpus":
                 self._fact(cfg.GPUS_PER_POD, value, scope, option)
+
+
+_ASSIGN_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?=(?P<value>[^}]*)\}")
+
+
+def _position(token: Token, offset: int) -> tuple[int, int]:
+    """Line and column of ``offset`` into a token's raw text (which may span lines)."""
+    before = token.raw[:offset]
+    newlines = before.count("\n")
+    if newlines:
+        return token.line + newlines, offset - before.rfind("\n")
+    return token.line, token.column + offset
 
 
 def _options(words: list[str], noarg: set[str]):

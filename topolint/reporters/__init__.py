@@ -20,6 +20,11 @@ class Report:
     project_root: Path = field(default_factory=Path.cwd)
     nccl_version: str = ""
     unreadable: bool = False  # an input could not be read (TL001), whatever the selection
+    # Display settings of the human formats (full, concise):
+    quiet: bool = False  # findings only, no summary line
+    color: bool = False  # ANSI colour (reporters/color.py)
+    not_shown: int = 0  # findings left out below --show-level
+    show_level: str = "info"
 
     def counts(self) -> dict[str, int]:
         active = [f for f in self.findings if not f.suppressed]
@@ -43,6 +48,20 @@ def render(fmt: str, report: Report) -> str:
 
 
 def summary_line(report: Report) -> str:
+    """The closing line of the human formats; empty with --quiet."""
+    if report.quiet:
+        return ""
+    from topolint.reporters.color import paint
+
+    line = _summary_text(report)
+    if report.not_shown:
+        hidden = f"{report.not_shown} below {report.show_level} not shown (--show-level)"
+        line = f"No findings at or above {report.show_level}; {hidden}." if line.startswith("All checks passed") \
+            else f"{line[:-1]}; {hidden}."
+    return paint(line, "bold", report.color)
+
+
+def _summary_text(report: Report) -> str:
     counts = report.counts()
     total = sum(counts.values())
     in_source = sum(1 for f in report.findings if f.suppressed and f.suppression != "external")

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from topolint.reporters import Report, summary_line
+from topolint.reporters.color import paint
 
 
-def finding_line(f) -> str:
+def finding_line(f, color: bool = False) -> str:
     column = f":{f.column}" if f.column else ""
-    return f"{f.path}:{f.line}{column}: {f.code} [{f.severity}] {f.message}"
+    where = paint(f"{f.path}:{f.line}{column}:", "bold", color)
+    severity = paint(f"[{f.severity}]", f.severity if f.severity in ("error", "warning", "info") else "bold", color)
+    return f"{where} {paint(f.code, 'code', color)} {severity} {f.message}"
 
 
 def render_concise(report: Report) -> str:
-    lines = [finding_line(f) for f in report.findings if not f.suppressed]
-    lines.append(summary_line(report))
-    return "\n".join(lines) + "\n"
+    lines = [finding_line(f, report.color) for f in report.findings if not f.suppressed]
+    summary = summary_line(report)
+    if summary:
+        lines.append(summary)
+    return "".join(line + "\n" for line in lines)

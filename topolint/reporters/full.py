@@ -25,7 +25,7 @@ def render_full(report: Report) -> str:
     for f in report.findings:
         if f.suppressed:
             continue
-        out.append(finding_line(f))
+        out.append(finding_line(f, report.color))
         out.extend("  " + line for line in _frame(report, f.path, f.line, f.column))
         out.append(f"  = entity: {f.entity}")
         for related in f.related:
@@ -35,5 +35,9 @@ def render_full(report: Report) -> str:
             out.append(f"  = evidence: {item}")
         out.append(f"  = fix: {f.fix}")
         out.append("")
-    out.append(summary_line(report))
-    return "\n".join(out) + "\n"
+    summary = summary_line(report)
+    if summary:
+        out.append(summary)
+    elif out:
+        out.pop()  # --quiet: no blank line after the last finding
+    return "".join(line + "\n" for line in out)

@@ -1,0 +1,72 @@
+"""Shell read as bash reads it: words, comments, quotes, substitutions, heredocs, defaults;
+linear in the input and without recursion on deep nesting."""
+
+from __future__ import annotations
+
+from topolint.inputs.source import SourceFile
+from topolint.parsers._bash import statements
+from topolint.parsers.shell import parse_shell
+
+
+def _settings(text: str):
+    return [(s.name, s.value, s.loc.line, s.loc.column, s.default_only) for s in parse_shell(SourceFile("x.sh", text)).settings]
+
+
+def test_hash_inside_a_word_is_not_a_comment():
+    # shlex took "#" anywhere as a comment: the value became "eth" and the rest vanished.
+    assert _settings("export NCCL_SOCKET_IFNAME=eth#0 NCCL_DEBUG=INFO # a comment NCCL_ALGO=Ring\n") == [
+        ("NCCL_SOCKET_IFNAME", "eth#0", 1, 8, False), ("NCCL_DEBUG", "INFO", 1, 33, False)]
+
+
+def test_colon_default_assignment_is_read():
+    text = ': "${NCCL_DEBUG:=INFO}"\necho "${NCCL_ALGO=Ring}"\nNCCL_PROTO=${NCCL_PROTO:=Simple}\n'
+    assert _settings(text) == [("NCCL_DEBUG", "INFO", 1, 6, True), ("NCCL_ALGO", "Ring", 2, 9, True),
+                               ("NCCL_PROTO", "Simple", 3, 1, True)]
+
+
+def test_default_with_expansion_is_not_a_literal():
+    assert _settings(': "${NCCL_SOCKET_IFNAME:=$(ip route | head -1)}"\n') == [("NCCL_SOCKET_IFNAME", None, 1, 6, True)]
+
+
+def test_command_substitution_with_spaces_is_one_word():
+    assert _settings('export NCCL_IB_HCA="$(ls /sys/class/infiniband | tr "\\n" ,)" NCCL_DEBUG=WARN\n') == [
+        ("NCCL_IB_HCA", None, 1, 8, False), ("NCCL_DEBUG", "WARN", 1, 62, False)]
+
+
+def test_heredoc_body_is_data_not_commands():
+    text = "cat > notes.txt <<'EOF'\nexport NCCL_DEBUG=INFO\nEOF\nexport NCCL_ALGO=Ring\n"
+    config = parse_shell(SourceFile("x.sh", text))
+    assert [(s.name, s.loc.line) for s in config.settings] == [("NCCL_ALGO", 4)]
+    assert [s.line for s in config.skipped] == [2]
+
+
+def test_tab_stripped_heredoc_and_positions_after_it():
+    found, stopped = statements("cat <<-END\n\tbody\n\tEND\nexport A=1\n")
+    assert stopped is None
+    heredoc = found[0].heredocs[0]
+    assert (heredoc.delimiter, heredoc.first_line, heredoc.body, heredoc.terminated) == ("END", 2, ["body"], True)
+    assert [(str(t), t.line, t.column) for t in found[1].tokens] == [("export", 4, 1), ("A=1", 4, 8)]
+
+
+def test_ansi_c_quotes_and_control_characters_kept_exact():
+    assert _settings("export NCCL_DEBUG=$'INFO\\t' NCCL_ALGO=Ri\x01ng\n") == [
+        ("NCCL_DEBUG", "INFO\t", 1, 8, False), ("NCCL_ALGO", "Ri\x01ng", 1, 29, False)]
+
+
+def test_a_quoted_value_over_many_lines_is_one_word():
+    text = 'export NCCL_DEBUG="' + "a\n" * 100_000 + '"\nexport NCCL_ALGO=Ring\n'
+    config = parse_shell(SourceFile("x.sh", text))
+    assert [(s.name, s.loc.line) for s in config.settings] == [("NCCL_DEBUG", 1), ("NCCL_ALGO", 100_002)]
+    assert config.skipped == []
+
+
+def test_unterminated_substitution_stops_once_without_rescanning():
+    text = "export NCCL_DEBUG=INFO\n" + "x=$(\n" * 50_000
+    config = parse_shell(SourceFile("x.sh", text))
+    assert [s.name for s in config.settings] == ["NCCL_DEBUG"]
+    assert [(s.line, s.reason) for s in config.skipped] == [(2, "unterminated $(...): lines 2-50002 not analysed")]
+
+
+def test_deep_nesting_needs_no_recursion():
+    text = "export NCCL_DEBUG=" + "$(" * 20_000 + "x" + ")" * 20_000 + "\nexport NCCL_ALGO=Ring\n"
+    assert _settings(text) == [("NCCL_DEBUG", None, 1, 8, False), ("NCCL_ALGO", "Ring", 2, 8, False)]

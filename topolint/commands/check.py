@@ -1,0 +1,459 @@
+"""`topolint check`: collect the inputs, run the rules, then suppressions, selection and baseline.
+
+``run_check(CheckOptions)`` does the work and prints nothing; ``topolint.check()`` (api.py) and
+the command line (``cli(args)``: output files, stderr notes, the exit code) are thin layers
+over it. Heavy modules load inside the functions, so importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from topolint.commands import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
+
+if TYPE_CHECKING:
+    from topolint.engine.finding import Finding
+    from topolint.reporters import Report
+
+SEVERITIES = ("error", "warning", "info")
+
+
+def split_selectors(values: Iterable[str] | str | None) -> list[str]:
+    """Selectors from repeated, comma-separated options: ["NUMA,ENV001", "TL"] -> [NUMA, ENV001, TL]."""
+    if isinstance(values, str):
+        values = [values]
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+@dataclass
+class CheckOptions:
+    """Everything a check run depends on; the command-line flags of the same names fill it."""
+
+    paths: list[str] = field(default_factory=lambda: ["."])
+    node: str | None = None
+    stdin_filename: str | None = None
+    select: list[str] | None = None  # None: the configured selection (default: every stable rule)
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    preview: bool = False
+    fail_level: str | None = None  # None: the configured one, else "warning"
+    nccl_version: str | None = None
+    topology: str | None = None
+    project_root: Path | None = None
+    rule_dirs: list[Path] = field(default_factory=list)
+    cache: bool = True
+    cache_dir: Path | None = None
+    config: Path | None = None
+    isolated: bool = False
+    extend_exclude: list[str] = field(default_factory=list)
+    force_exclude: bool = False
+    require_suppression_reason: bool = False
+    baseline: Path | None = None
+    update_baseline: bool = False
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Counts of what a run reported; suppressed and baselined findings are not in the severities."""
+
+    error: int = 0
+    warning: int = 0
+    info: int = 0
+    suppressed: int = 0  # by a comment or annotation in the file
+    baselined: int = 0
+    unreadable: bool = False  # an input could not be read (TL001): the exit code is 2
+
+    @property
+    def total(self) -> int:
+        return self.error + self.warning + self.info
+
+
+@dataclass
+class CheckResult:
+    """The outcome of one check run: typed findings, their summary and what the CLI prints."""
+
+    findings: list[Finding]  # the selected findings, sorted; suppressed and baselined ones flagged
+    report: Report  # what the reporters render (``render(fmt)``)
+    fail_level: str
+    nccl_version: str
+    config_path: Path | None = None
+    notes: list[str] = field(default_factory=list)  # skipped files, rules that did not run (--verbose)
+    messages: list[str] = field(default_factory=list)  # always worth saying: baseline, hidden TL001
+
+    @property
+    def active(self) -> list[Finding]:
+        return [f for f in self.findings if not f.suppressed]
+
+    @property
+    def summary(self) -> Summary:
+        active = self.active
+        hidden = [f for f in self.findings if f.suppressed]
+        return Summary(
+            **{level: sum(1 for f in active if f.severity == level) for level in SEVERITIES},
+            suppressed=sum(1 for f in hidden if f.suppression != "external"),
+            baselined=sum(1 for f in hidden if f.suppression == "external"),
+            unreadable=self.report.unreadable,
+        )
+
+    @property
+    def failing(self) -> bool:
+        """A finding at or above the fail level."""
+        from topolint.engine.selection import at_or_above
+
+        return any(at_or_above(f, self.fail_level) for f in self.active)
+
+    def exit_code(self, exit_zero: bool = False) -> int:
+        if self.report.unreadable:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if self.failing and not exit_zero else EXIT_CLEAN
+
+    def render(self, fmt: str = "full") -> str:
+        from topolint.reporters import render
+
+        return render(fmt, self.report)
+
+
+def _configured(options: CheckOptions, loaded, rules: list):
+    """Merge the configuration under the options: the selection, per-file ignores and rules
+    with severities and parameters applied. UsageError names the config file and key."""
+    from topolint.config import ConfigError, check_rule_settings, key_name
+    from topolint.engine import selection
+
+    config = loaded.config
+    for key in ("select", "extend_select", "ignore"):
+        for token in getattr(config, key) or []:
+            try:
+                selection.resolve(token, rules)
+            except selection.SelectionError as exc:
+                raise UsageError(f"{key_name(loaded, key.replace('_', '-'))}: {exc}") from None
+    per_file: dict[str, set[str]] = {}
+    for pattern, tokens in config.per_file_ignores.items():
+        per_file[pattern] = set()
+        for token in tokens:
+            try:
+                per_file[pattern] |= selection.resolve(token, rules)[0]
+            except selection.SelectionError as exc:
+                raise UsageError(f"{key_name(loaded, 'per-file-ignores.' + pattern)}: {exc}") from None
+    try:
+        rules = check_rule_settings(loaded, rules)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    chosen = selection.Selection(
+        select=split_selectors(options.select) if options.select else config.select,
+        extend_select=config.extend_select + split_selectors(options.extend_select),
+        ignore=config.ignore + split_selectors(options.ignore),
+        preview=options.preview or config.preview,
+    ).enabled(rules)
+    return rules, chosen, per_file
+
+
+def _paths(options: CheckOptions, excluder) -> list[str]:
+    """The named paths, less those the excludes cover when --force-exclude is on."""
+    if not excluder.force:
+        return list(options.paths)
+    kept = []
+    for raw in options.paths:
+        if raw == "-" and not options.stdin_filename:
+            kept.append(raw)
+            continue
+        named = Path(options.stdin_filename) if raw == "-" else Path(raw)
+        if not excluder.named(named):
+            kept.append(raw)
+    return kept
+
+
+def _rule_dirs(options: CheckOptions, loaded) -> list[Path]:
+    from topolint.config import key_name
+
+    rule_dirs = list(options.rule_dirs)
+    for folder in loaded.config.rule_dirs:
+        if not loaded.resolve(folder).is_dir():
+            raise UsageError(f"{key_name(loaded, 'rule-dirs')}: {folder}: not a directory")
+        rule_dirs.append(loaded.resolve(folder))
+    return rule_dirs
+
+
+def _load_baseline(options: CheckOptions):
+    from topolint.engine.baseline import Baseline, BaselineError
+
+    if options.baseline is None:
+        return None
+    try:
+        return Baseline.load(options.baseline, missing_ok=options.update_baseline)
+    except BaselineError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _apply_baseline(options: CheckOptions, baseline, findings, everything, chosen, inputs) -> str:
+    """Mark baselined findings (and rewrite the file with --update-baseline); the note for stderr."""
+    from topolint.engine.baseline import BaselineError
+
+    if options.update_baseline:
+        summary = baseline.update(findings, chosen, inputs)
+        try:
+            baseline.write()
+        except BaselineError as exc:
+            raise UsageError(str(exc)) from None
+        baseline.apply(findings)
+        return f"topolint: baseline {options.baseline} updated: {summary}"
+    matched = baseline.apply(findings)
+    stale = baseline.stale(everything, chosen, inputs)
+    note = f"topolint: baseline {options.baseline}: {matched} findings baselined"
+    if stale:
+        note += f", {len(stale)} entries no longer match (--update-baseline drops them)"
+    return note
+
+
+@dataclass
+class Plan:
+    """The settings of a run, resolved from the options over the configuration, before any input is read."""
+
+    loaded: object  # config.LoadedConfig
+    rules: list  # every loaded rule, with configured severities and parameters
+    chosen: set[str]  # the codes selected
+    per_file: dict[str, set[str]]
+    version: object  # NcclVersion
+    fail_level: str
+    require_reason: bool
+    excludes: object  # config.Excluder
+    topology: str | None
+    rule_dirs: list[Path]
+    project_root: Path
+    cache_dir: Path | None  # None: the cache is off
+
+
+def plan_check(options: CheckOptions) -> Plan:
+    """Resolve the configuration, rules and selection; UsageError names what cannot be used."""
+    from topolint.commands.rules import load_rule_set
+    from topolint.config import ConfigError, discover, excluder
+    from topolint.engine import selection
+    from topolint.engine.cache import CACHE_DIR_NAME, cache_disabled_by_environment
+    from topolint.model.nccl_version import NEWEST, NcclVersion, VersionError
+
+    try:
+        loaded = discover(options.config, options.isolated)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    config = loaded.config
+    rule_dirs = _rule_dirs(options, loaded)
+    topology = options.topology  # --topology wins over the config
+    if topology is None and config.topology:
+        topology = str(loaded.resolve(config.topology))
+    if options.update_baseline and options.baseline is None:
+        raise UsageError("--update-baseline needs --baseline FILE")
+    rules = load_rule_set(rule_dirs)
+    try:
+        version = NcclVersion.parse(options.nccl_version or config.nccl_version or NEWEST)
+        rules, chosen, per_file = _configured(options, loaded, rules)
+    except (VersionError, selection.SelectionError) as exc:
+        raise UsageError(str(exc)) from None
+    if options.paths.count("-") > 1:
+        raise UsageError("stdin (-) can be named only once")
+    project_root = options.project_root or Path.cwd()
+    cache_on = options.cache and not cache_disabled_by_environment()
+    return Plan(
+        loaded=loaded, rules=rules, chosen=chosen, per_file=per_file, version=version,
+        fail_level=options.fail_level or config.fail_level or "warning",
+        require_reason=options.require_suppression_reason or config.require_suppression_reason,
+        excludes=excluder(loaded, list(options.extend_exclude), force=options.force_exclude),
+        topology=topology, rule_dirs=rule_dirs, project_root=project_root,
+        cache_dir=(options.cache_dir or project_root / CACHE_DIR_NAME) if cache_on else None,
+    )
+
+
+def _collect(options: CheckOptions, plan: Plan, cache=None):
+    from topolint.inputs.collect import collect
+
+    return collect(_paths(options, plan.excludes), node_name=options.node, stdin_filename=options.stdin_filename,
+                   exclude=plan.excludes, topology=plan.topology, cache=cache)
+
+
+def run_check(options: CheckOptions) -> CheckResult:
+    """Check ``options.paths``; UsageError for options, configuration or rules that cannot be used."""
+    from topolint.config import per_file_ignored
+    from topolint.engine import selection, suppression
+    from topolint.engine.cache import ResultCache
+    from topolint.engine.finding import Finding
+    from topolint.engine.rule import RuleError
+    from topolint.engine.runner import RunOptions, run
+    from topolint.reporters import Report
+
+    plan = plan_check(options)
+    config, rules, chosen = plan.loaded.config, plan.rules, plan.chosen
+    baseline = _load_baseline(options)
+    run_options = RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables))
+    cache = ResultCache(plan.cache_dir, rules, run_options) if plan.cache_dir is not None else None
+    collection = _collect(options, plan, cache)
+    try:
+        result = run(rules, collection, run_options, cache)
+    except RuleError as exc:
+        raise UsageError(f"bad rule definition: {exc}") from None
+    unreadable = any(f.code == "TL001" for f in result.findings)
+    sources = {path: src for node in collection.nodes for path, src in node.sources.items()}
+    node_of = {path: node.name for node in collection.nodes for path in node.sources}
+    # Suppressions see every finding (selected or not), so TL004 knows what each directive matched.
+    everything = result.findings + suppression.apply(result.findings, sources, rules, node_of, result.ran,
+                                                     plan.require_reason)
+    everything.sort(key=Finding.sort_key)
+    for f in everything:
+        if f.code in config.severity:
+            f.severity = config.severity[f.code]
+    if plan.per_file:
+        everything = [f for f in everything if not per_file_ignored(plan.loaded, f.path, f.code, plan.per_file)]
+    findings = selection.apply(everything, chosen)
+    messages = []
+    if baseline is not None:
+        inputs = list(sources) + [p.path for p in collection.problems]
+        messages.append(_apply_baseline(options, baseline, findings, everything, chosen, inputs))
+    if unreadable and "TL001" not in chosen:
+        # Never let the selection hide why the exit code is 2.
+        messages += [f"topolint: error: {f.path}:{f.line}: {f.message}" for f in result.findings if f.code == "TL001"]
+    report = Report(
+        findings=findings,
+        rules=[r for r in rules if r.code in chosen],
+        sources={**collection.unparsed, **sources},  # TL001 findings show their line too
+        project_root=plan.project_root.resolve(),
+        nccl_version=str(plan.version),
+        unreadable=unreadable,
+    )
+    notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen]
+    return CheckResult(findings=findings, report=report, fail_level=plan.fail_level, nccl_version=str(plan.version),
+                       config_path=plan.loaded.path, notes=notes, messages=messages)
+
+
+def settings(options: CheckOptions) -> dict[str, object]:
+    """What a run with these options would use (``--show-settings``), key by key."""
+    plan = plan_check(options)
+    config = plan.loaded.config
+    rules = {r.code: r for r in plan.rules}
+    return {
+        "configuration": str(plan.loaded.path) if plan.loaded.path else "(none: defaults)",
+        "paths": list(options.paths),
+        "select": sorted(plan.chosen),
+        "fail-level": plan.fail_level,
+        "nccl-version": str(plan.version),
+        "topology": plan.topology or "(none)",
+        "rule-dirs": [str(d) for d in plan.rule_dirs],
+        "exclude": list(plan.excludes.patterns),
+        "force-exclude": plan.excludes.force,
+        "per-file-ignores": {pattern: sorted(codes) for pattern, codes in sorted(plan.per_file.items())},
+        "severity": {code: rules[code].severity for code in sorted(config.severity) if code in rules},
+        "rules": {code: dict(config.rules[code]) for code in sorted(config.rules)},
+        "extra-variables": list(config.extra_variables),
+        "require-suppression-reason": plan.require_reason,
+        "baseline": str(options.baseline) if options.baseline else "(none)",
+        "cache-dir": str(plan.cache_dir) if plan.cache_dir is not None else "(off)",
+    }
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One file a run would check (``--show-files``)."""
+
+    path: str
+    format: str  # what its content was recognised as
+    node: str  # the node it belongs to (config files: the node named after the paths)
+
+
+def input_files(options: CheckOptions) -> list[InputFile]:
+    """The files a run would check, each with the format it was recognised as, sorted by path."""
+    plan = plan_check(options)
+    collection = _collect(options, plan)
+    files = {InputFile(path, source.format or "?", node.name)
+             for node in collection.nodes for path, source in node.sources.items()}
+    return sorted(files, key=lambda f: (f.path, f.node))
+
+
+# --- the command line -------------------------------------------------------------------------
+
+def _outputs(args) -> list[tuple[str, str]]:
+    formats = args.format or ["full"]
+    outputs = args.output or []
+    if outputs and len(outputs) != len(formats):
+        raise UsageError(f"{len(formats)} --format but {len(outputs)} --output: give one --output per --format")
+    return list(zip(formats, outputs or ["-"] * len(formats)))
+
+
+def options_from_args(args) -> CheckOptions:
+    return CheckOptions(
+        paths=list(args.paths) or ["."], node=args.node, stdin_filename=args.stdin_filename,
+        select=args.select, extend_select=args.extend_select, ignore=args.ignore, preview=args.preview,
+        fail_level=args.fail_level, nccl_version=args.nccl_version, topology=args.topology,
+        project_root=args.project_root, rule_dirs=list(args.rule_dir), cache=not args.no_cache,
+        cache_dir=args.cache_dir, config=args.config, isolated=args.isolated,
+        extend_exclude=args.extend_exclude, force_exclude=args.force_exclude,
+        require_suppression_reason=args.require_suppression_reason, baseline=args.baseline,
+        update_baseline=args.update_baseline,
+    )
+
+
+def _write(text: str, destination: str) -> None:
+    if destination == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(destination).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {destination}: {exc.strerror or exc}") from None
+
+
+def _show_settings(options: CheckOptions) -> str:
+    import json
+
+    return "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings(options).items())
+
+
+def _show_files(options: CheckOptions) -> str:
+    return "".join(f"{f.path}\t{f.format}\t{f.node}\n" for f in input_files(options))
+
+
+def displayed(result: CheckResult, args, destination: str, fmt: str) -> Report:
+    """The report as this output shows it: --show-level, --quiet, colour on a terminal."""
+    from dataclasses import replace
+
+    from topolint.engine.rule import SEVERITY_ORDER
+    from topolint.reporters.color import wants_color
+
+    limit = SEVERITY_ORDER[args.show_level]
+    shown = [f for f in result.findings if SEVERITY_ORDER.get(f.severity, 0) <= limit]
+    not_shown = sum(1 for f in result.findings if not f.suppressed and SEVERITY_ORDER.get(f.severity, 0) > limit)
+    color = fmt in ("full", "concise") and destination == "-" and wants_color(args.color, sys.stdout)
+    return replace(result.report, findings=shown, quiet=args.quiet, color=color, not_shown=not_shown,
+                   show_level=args.show_level)
+
+
+def cli(args) -> int:
+    """`topolint check`: the run, its notes on stderr, each format to its output, the exit code."""
+    options = options_from_args(args)
+    outputs = _outputs(args)
+    if args.show_settings or args.show_files:
+        sys.stdout.write(_show_settings(options) if args.show_settings else _show_files(options))
+        return EXIT_CLEAN
+    if args.statistics and any(fmt not in ("full", "concise", "json") for fmt, _ in outputs):
+        raise UsageError("--statistics prints a table (full or concise) or JSON; not sarif or github")
+    if "-" in options.paths and not options.stdin_filename and any(f in ("sarif", "github") for f, _ in outputs):
+        raise UsageError("reading stdin for sarif or github output needs --stdin-filename (the file's path in the repository)")
+    result = run_check(options)
+    for message in result.messages:
+        if not args.quiet or message.startswith("topolint: error:"):  # --quiet keeps errors only
+            print(message, file=sys.stderr)
+    if args.verbose:
+        if result.config_path:
+            print(f"topolint: configuration from {result.config_path}", file=sys.stderr)
+        for note in result.notes:
+            print(f"topolint: {note}", file=sys.stderr)
+        print(f"topolint: assumed NCCL {result.nccl_version}", file=sys.stderr)
+    for fmt, destination in outputs:
+        report = displayed(result, args, destination, fmt)
+        if args.statistics:
+            from topolint.reporters.statistics import render_statistics
+
+            _write(render_statistics(report, fmt), destination)
+        else:
+            from topolint.reporters import render
+
+            _write(render(fmt, report), destination)
+    return result.exit_code(args.exit_zero)

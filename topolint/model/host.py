@@ -1,0 +1,200 @@
+"""Host facts: what lspci, the kernel (cmdline, dmesg), virtualisation probes, numactl and hwloc
+say about one node, and the manifest of a node bundle. Every value keeps its source position.
+
+A fact a source does not give is None (unknown), never a default: ``Capabilities: <access
+denied>`` leaves a device's link and ACS state unknown, not absent.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from topolint.model.facts import Fact, Location
+
+LspciKind = Literal["verbose", "excerpt", "tree", "list"]
+
+
+class PciLinkState(Fact):
+    """One ``LnkCap:`` or ``LnkSta:`` line. ``speed_flag`` / ``width_flag`` are lspci's own
+    annotations (``ok``, ``downgraded``; newer lspci prints both, older ones only a downgrade)."""
+
+    speed_gts: Optional[float] = None
+    speed_text: Optional[str] = None  # as printed: "2.5GT/s", "unknown"
+    width: Optional[int] = None
+    speed_flag: Optional[str] = None
+    width_flag: Optional[str] = None
+    loc: Location
+
+
+class AcsControl(Fact):
+    """An ``ACSCtl:`` line: each flag as printed (``ReqRedir+`` -> True)."""
+
+    flags: dict[str, bool] = {}
+    loc: Location
+
+    @property
+    def redirects(self) -> bool:
+        """P2P redirect to the root complex: ReqRedir or CmpltRedir (SrcValid alone does not)."""
+        return bool(self.flags.get("ReqRedir") or self.flags.get("CmpltRedir"))
+
+
+class LspciDevice(Fact):
+    """One device of an lspci output. ``address`` is None for lines with no device header (a
+    grep excerpt): such a device is judged on what its lines say and attributed to nothing."""
+
+    address: Optional[str] = None  # normalised: 0000:17:00.0
+    class_name: Optional[str] = None  # "3D controller", "PCI bridge"
+    class_code: Optional[str] = None  # "0302" with -nn
+    vendor_id: Optional[str] = None  # "10de" with -nn
+    device_id: Optional[str] = None
+    description: Optional[str] = None  # the rest of the header line
+    port_type: Optional[str] = None  # "Endpoint", "Root Port", "Upstream Port", "Downstream Port", ...
+    numa_node: Optional[int] = None
+    numa_loc: Optional[Location] = None
+    driver: Optional[str] = None
+    secondary_bus: Optional[int] = None  # a bridge's "Bus: primary=, secondary=, subordinate="
+    subordinate_bus: Optional[int] = None
+    lnk_cap: Optional[PciLinkState] = None
+    lnk_sta: Optional[PciLinkState] = None
+    acs_ctl: Optional[AcsControl] = None
+    capabilities_denied: Optional[Location] = None  # "Capabilities: <access denied>" (not root)
+    parent: Optional[str] = None  # the bridge above (from bus numbers or the tree)
+    loc: Location
+
+    @property
+    def domain(self) -> Optional[str]:
+        return self.address.rsplit(":", 2)[0] if self.address else None
+
+    @property
+    def bus(self) -> Optional[int]:
+        return int(self.address.rsplit(":", 2)[1], 16) if self.address else None
+
+
+class LspciFile(Fact):
+    """An lspci output: ``-vvv`` blocks, a header-less excerpt, a ``-t`` tree or one-line list."""
+
+    path: str
+    kind: LspciKind
+    has_ids: bool = False  # -nn: [vendor:device] ids on the header lines
+    devices: list[LspciDevice] = []
+
+    def by_address(self) -> dict[str, LspciDevice]:
+        return {d.address: d for d in self.devices if d.address}
+
+
+class KernelValue(Fact):
+    """A value the kernel printed or was given, where it was printed."""
+
+    value: str
+    loc: Location
+
+
+class KernelLog(Fact):
+    """IOMMU and virtualisation lines of a ``dmesg`` (or ``journalctl -k``) output."""
+
+    path: str
+    default_domain: Optional[KernelValue] = None  # "Translated", "Passthrough" (iommu: Default domain type)
+    iommu_lines: list[KernelValue] = []  # DMAR / AMD-Vi / iommu lines, for evidence
+    hypervisor: Optional[KernelValue] = None  # "KVM" from "Hypervisor detected: KVM"
+    dmi: Optional[KernelValue] = None  # "DMI: Dell Inc. PowerEdge XE9680/..., BIOS ..."
+    cmdline: Optional[KernelValue] = None  # "Command line: ..."
+    cpu_vendor: Optional[KernelValue] = None  # "Intel" from DMAR, "AMD" from AMD-Vi
+
+
+class KernelCmdline(Fact):
+    """``/proc/cmdline``: its parameters, each with its column."""
+
+    path: str
+    parameters: list[KernelValue] = []
+
+
+class VirtEvidence(Fact):
+    """What a virtualisation probe said: ``systemd-detect-virt`` ("none", "kvm", ...) or the DMI
+    product name (``/sys/class/dmi/id/product_name``)."""
+
+    path: str
+    probe: Literal["systemd-detect-virt", "dmi-product-name"]
+    value: KernelValue
+
+
+class NumaNode(Fact):
+    """One node of ``numactl -H``. ``cpus`` is the cpulist text ("" for a CPU-less node: HBM,
+    CXL or GPU memory)."""
+
+    node_id: int
+    cpus: Optional[str] = None
+    size_mb: Optional[int] = None
+    free_mb: Optional[int] = None
+    loc: Location
+
+
+class NumaTable(Fact):
+    """A ``numactl -H`` (``--hardware``) output."""
+
+    path: str
+    available: Optional[int] = None  # the "available: N nodes" count
+    nodes: list[NumaNode] = []
+    distances: dict[int, list[int]] = {}
+    partial: bool = False  # fewer node lines than "available" says (a cut paste)
+    loc: Location
+
+
+class HwlocObject(Fact):
+    """An hwloc object that topolint reads: a NUMA node, a package, a PCI device or bridge, an
+    OS device (GPU, NIC) with the PCI device it hangs off."""
+
+    kind: str  # hwloc type: NUMANode, Package, Bridge, PCIDev, OSDev
+    index: Optional[int] = None  # os_index
+    name: Optional[str] = None  # OS device name: mlx5_0, ib0, nvml0, cuda0
+    subtype: Optional[str] = None  # OSDev subtype: CUDA, NVML, OpenFabrics, NVSwitch
+    bus_id: Optional[str] = None  # PCI address of PCIDev/Bridge (or the OSDev's PCI parent)
+    pci_type: Optional[str] = None  # "0302 [10de:1db5] [10de:1212] a1"
+    link_speed_gbs: Optional[float] = None  # hwloc's pci_link_speed (GB/s)
+    numa_nodes: list[int] = []  # the NUMA nodes local to it (its nearest parents')
+    cpuset: Optional[str] = None
+    loc: Location
+
+
+class HwlocTopology(Fact):
+    """An hwloc / lstopo XML export."""
+
+    path: str
+    version: Optional[str] = None
+    numa_nodes: list[HwlocObject] = []
+    pci: list[HwlocObject] = []
+    os_devices: list[HwlocObject] = []
+    loc: Location
+
+
+BundleStatus = Literal["ok", "failed", "timeout", "missing", "denied", "skipped"]
+
+
+class BundleCommand(Fact):
+    """One command of a node bundle's manifest: what ran, how it ended, which file holds it."""
+
+    file: str
+    argv: list[str] = []
+    status: BundleStatus
+    exit_code: Optional[int] = None
+    seconds: Optional[float] = None
+    format: Optional[str] = None  # the format collect expected (for outputs no content names)
+    message: Optional[str] = None  # why it failed: the end of stderr, "not installed", ...
+    loc: Location
+
+
+class BundleManifest(Fact):
+    """``topolint-bundle.json``: the host, the time, tool versions and each command's outcome."""
+
+    path: str
+    folder: str
+    host: Optional[str] = None
+    collected_at: Optional[str] = None
+    topolint_version: Optional[str] = None
+    tools: dict[str, str] = {}
+    commands: list[BundleCommand] = []
+    unknown_files: list[str] = []  # files in the bundle the manifest does not list
+    loc: Location
+
+    @property
+    def failed(self) -> list[BundleCommand]:
+        return [c for c in self.commands if c.status not in ("ok", "skipped")]

@@ -1,0 +1,50 @@
+"""Helpers the line-oriented fabric parsers share (ibstat, ibv_devinfo, mlnx_qos, ethtool, ...):
+numbered lines with their first column, locations, and the key/value split those tools print."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from topolint.inputs.source import InputError
+from topolint.model.facts import Location, build
+
+# A shell prompt echoing a command (``root@host:~# ibstat``, ``$ mlnx_qos -i eth0``): pastes keep them.
+PROMPT = re.compile(r"^(?:\[[^\]\n]{0,200}\]|[\w.@~:/-]{0,200})\s*[#$>](?:\s+\S|$)")
+KEY_VALUE = re.compile(r"([A-Za-z][\w ()/.\[\]-]*?)\s*:\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int  # 1-based
+    raw: str
+    text: str  # stripped
+    column: int  # 1-based column of the first non-blank character
+
+
+def numbered(text: str) -> Iterator[Line]:
+    """Non-blank lines, numbered from 1."""
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if stripped:
+            yield Line(number, raw, stripped, len(raw) - len(raw.lstrip()) + 1)
+
+
+def at(path: str, line: Line, column: int | None = None) -> Location:
+    return build(Location, path=path, line=line.number, column=line.column if column is None else column)
+
+
+def value_column(line: Line, value: str) -> int:
+    """1-based column of ``value`` in the line (its last occurrence after the key), else the line's."""
+    index = line.raw.rfind(value) if value else -1
+    return index + 1 if index >= 0 else line.column
+
+
+def malformed(tool: str, path: str, line: Line, expected: str) -> InputError:
+    shown = line.text if len(line.text) <= 60 else line.text[:57] + "..."
+    return InputError(path, line.number, f"malformed {tool} output: expected {expected}; found {shown!r}", line.column)
+
+
+def lowered(text: str | None) -> str | None:
+    return text.strip().lower() if text and text.strip() else None
