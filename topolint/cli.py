@@ -110,6 +110,28 @@ def _collect_arguments(commands) -> argparse.ArgumentParser:
     return collect
 
 
+def _estimate_arguments(commands) -> argparse.ArgumentParser:
+    est = commands.add_parser("estimate", help="expected collective bandwidth per algorithm, and its bottleneck")
+    est.add_argument("paths", nargs="+", metavar="PATH", help="topology dumps, node folders or a cluster folder")
+    est.add_argument("--nodes", type=int, default=None, help="node count (default: the nodes given)")
+    est.add_argument("--gpus-per-node", type=int, default=None, help="GPUs used per node (default: all)")
+    est.add_argument("--collective", default="allreduce",
+                     choices=["allreduce", "allgather", "reducescatter", "broadcast", "alltoall"])
+    est.add_argument("--size", default=None, help="bytes per rank, e.g. 8G (default 8G)")
+    est.add_argument("--sizes", default=None, help="a range, doubling: 1M..8G")
+    est.add_argument("--servers", type=int, default=None, help="parameter servers (default: one per node)")
+    est.add_argument("--colocated", action="store_true", help="parameter servers run on the worker nodes")
+    est.add_argument("--nvlinks", type=int, default=None,
+                     help="NVLinks per GPU to NVSwitches, for static topology files that state none")
+    est.add_argument("--no-nvls", action="store_true", help="NVLink SHARP multicast is not available")
+    est.add_argument("--collnet", action="store_true", help="the fabric offers CollNet/SHARP (NCCL_COLLNET_ENABLE=1)")
+    est.add_argument("--oversubscription", type=float, default=1.0, help="fabric leaf-to-spine oversubscription")
+    est.add_argument("--algorithm", default=None, help="only this NCCL algorithm (as NCCL_ALGO=...)")
+    est.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
+    est.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    return est
+
+
 # name -> (declares its arguments, runs it)
 COMMANDS = {
     "check": (_check_arguments, "topolint.commands.check:cli"),
@@ -117,6 +139,7 @@ COMMANDS = {
     "rule": (_rule_arguments, "topolint.commands.rules:rule_cli"),
     "completion": (_completion_arguments, "topolint.commands.completion:cli"),
     "collect": (_collect_arguments, "topolint.commands.collect:command_collect"),
+    "estimate": (_estimate_arguments, "topolint.commands.estimate:cli"),
 }
 
 

@@ -107,3 +107,17 @@ class NcclVersion:
         """NCCL_IB_FIFO_TC (the class of the control messages, the CTS FIFO writes) exists from
         2.22; from 2.24 its default -1 means "the data traffic class"."""
         return self.at_least(22)
+    @property
+    def has_nvls(self) -> bool:
+        """NVLink SHARP (NVLS) all-reduce: NCCL 2.17 and later."""
+        return self.at_least(17)
+
+    @property
+    def has_nvls_tree(self) -> bool:
+        """NVLSTree (NVLS in the node, trees between nodes): NCCL 2.18 and later."""
+        return self.at_least(18)
+
+    @property
+    def has_pat(self) -> bool:
+        """PAT (parallel aggregated trees) for allgather/reducescatter, one GPU per node: NCCL 2.23 and later."""
+        return self.at_least(23)

@@ -356,3 +356,24 @@ def ipv4_in(address: int, network: tuple[int, int]) -> bool:
     base, prefix = network
     mask = (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF
     return address & mask == base
+_BYTE_SIZE = re.compile(r"([0-9]{1,%d})([KMGT]?)(i?B)?" % 15, re.IGNORECASE)
+_BYTE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def byte_size(text: str | None) -> int | None:
+    """A message size as nccl-tests' -b/-e take it: digits with an optional K, M, G or T suffix,
+    binary multiples (nccl-tests src/common.cu parsesize: 1K = 1024); None otherwise."""
+    if text is None:
+        return None
+    match = _BYTE_SIZE.fullmatch(text.strip())
+    if not match:
+        return None
+    return int(match.group(1)) * _BYTE_UNITS[match.group(2).upper()]
+
+
+def positive_real(text: str | None) -> float | None:
+    """A finite positive decimal number given on the command line (10B parameters, 2.5 ratios)."""
+    if text is None or not re.fullmatch(r"\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*", text):
+        return None
+    value = float(text)
+    return value if value > 0 else None
