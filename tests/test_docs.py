@@ -65,7 +65,9 @@ def test_every_check_module_exists():
 EXAMPLE_KINDS = {"xml": {"topology", "topology-dump", "topology or matrix", "complete topology or matrix",
                          "complete topology or matrix, or nvlink-status"},
                  "text": {"matrix", "topology or matrix", "complete topology or matrix",
-                          "complete topology or matrix, or nvlink-status", "matrix or bundle"}}
+                          "complete topology or matrix, or nvlink-status", "matrix or bundle"},
+                 "nccl-tests": {"nccl-tests", "nccl-log"},  # nccl-tests output (INFO lines may be inside)
+                 "nccl-log": {"nccl-log"}}
 
 
 def _example_rules() -> list:

@@ -29,9 +29,10 @@ class CheckContext:
         self.node = node
         self.options = options
         self.configs = configs or []  # ConfigFile (model/config.py), for checks with NEEDS "config"
-        self.topology_nodes = topology_nodes or []  # --topology nodes, for NEEDS "topology" of config checks
+        self.topology_nodes = topology_nodes or []  # --topology nodes: config checks, and PERF expectations
         self._systems: dict[int, Any] = {}
         self.shared: dict[str, Any] = {}  # what several checks derive alike, computed once per context
+        self.notes: list[str] = []  # why a check said nothing (--verbose); the runner collects them
 
     @property
     def version(self) -> NcclVersion:
@@ -133,7 +134,7 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             result.ran.setdefault(node.name, set()).update(node.cached["ran"])
             continue
         first_finding, first_note = len(result.findings), len(result.notes)
-        context = CheckContext(node, options)
+        context = CheckContext(node, options, topology_nodes=collection.topology_nodes)  # PERF: --topology
         available = node.available()
         ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
         for rule, module, params in node_rules:
@@ -144,6 +145,8 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             ran.add(rule.code)
             for hit in module.check(context, params):
                 result.findings.append(to_finding(rule, node.name, hit))
+            result.notes.extend(context.notes)
+            context.notes.clear()
         if cache is not None and node.cache_key and node.name not in unreadable_nodes:
             cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:], ran, node.notes)
     run_config_checks(prepared, collection, options, result)
