@@ -113,12 +113,42 @@ def _ranks_from_factor(run: TestRun) -> int | None:
     return ranks if abs(2 * (ranks - 1) / ranks - factor) < 0.01 else None
 
 
-def shape_of(run: TestRun, log: NcclLog) -> Shape:
+LAUNCH_RANKS = re.compile(r"(?:^|\s)(?:-np|-n|--np|--ntasks)[= ]\s*(\d+)\b")
+LAUNCH_HOSTS = re.compile(r"(?:^|\s)(?:-H|--host)[= ]\s*(\S+)")
+LAUNCH_NODES = re.compile(r"(?:^|\s)(?:-N\s*|--nodes[= ])(\d+)\b")
+LAUNCH_GPUS = re.compile(r"_perf\b.*?\s-g\s*(\d+)\b")
+
+
+def _from_command(measured: MeasuredFile) -> tuple[int | None, list[str]]:
+    """(ranks, hosts) from a pasted launcher line: ``mpirun -np 16 -H a:8,b:8 ... all_reduce_perf -g 1``
+    or ``srun -N2 -n16 ...``; (None, []) when it does not say."""
+    from topolint.model.numbers import decimal
+
+    if measured.command is None:
+        return None, []
+    text = measured.command.message
+    procs, host_list, nodes = LAUNCH_RANKS.search(text), LAUNCH_HOSTS.search(text), LAUNCH_NODES.search(text)
+    gpus = LAUNCH_GPUS.search(text)
+    hosts = [h.split(":")[0] for h in host_list.group(1).split(",") if h] if host_list else []
+    if not hosts and nodes:
+        hosts = [f"node {i + 1}" for i in range(min(decimal(nodes.group(1)) or 0, 4096))]
+    ranks = decimal(procs.group(1)) * (decimal(gpus.group(1)) if gpus else 1) if procs else None
+    return ranks, hosts
+
+
+def shape_of(run: TestRun, log: NcclLog, measured: MeasuredFile | None = None) -> Shape:
     evidence = []
     hosts = run.hosts
     ranks = len({d.rank for d in run.devices}) or None
     if ranks:
         evidence.append(f"{where(run.devices[0].loc)}: {ranks} ranks on {len(hosts)} host(s) ({', '.join(hosts)})")
+    elif measured is not None and measured.command is not None:
+        ranks, hosts = _from_command(measured)
+        if ranks and hosts:
+            evidence.append(f"{where(measured.command.loc)}: the launcher line starts {ranks} ranks on "
+                            f"{len(hosts)} host(s)")
+        else:
+            ranks, hosts = None, []
     comms = [c for c in log.comms if c.nnodes is not None]
     if ranks is None and comms:
         ranks = comms[0].nranks

@@ -52,13 +52,15 @@ def judge(context, params: Parameters, node: str, measured, run) -> Hit | None:
             context.notes.append(f"{where(run.loc)}: {name}: no verdict, the sweep stops below "
                                  f"{size_label(PLATEAU_MIN_BYTES)} (busbw has not reached its plateau; use -e 1G or more)")
         return None
-    shape = shape_of(run, measured.log)
+    shape = shape_of(run, measured.log, measured)
     expected = expect(context, measured, run, top, shape)
     if expected.busbw is None or expected.busbw <= 0:
-        context.notes.append(f"{where(top.loc)}: {name}: plateau {top.busbw:g} GB/s at {size_label(top.size)}; "
-                             f"no verdict: {expected.reason}")
+        _say_once(context, top, f"{name}: plateau {top.busbw:g} GB/s at {size_label(top.size)}; no verdict: "
+                                f"{expected.reason}")
         return None
     ratio = top.busbw / expected.busbw
+    _say_once(context, top, f"{name}: plateau {top.busbw:g} GB/s at {size_label(top.size)} is {100 * ratio:.0f}% "
+                            f"of {expected.busbw:.1f} GB/s ({expected.source})")
     if not params.at_least <= ratio < params.below:
         return None
     fields = {"collective": shape.collective, "measured": f"{top.busbw:g}", "size": size_label(top.size),
@@ -72,6 +74,14 @@ def judge(context, params: Parameters, node: str, measured, run) -> Hit | None:
         evidence.append(f"{where(run.avg_busbw_loc)}: 'Avg bus bandwidth' {run.avg_busbw:g} averages every size, "
                         "small ones included: not used")
     return Hit(entity=run_entity(node, measured, run), location=top.loc, fields=fields, evidence=evidence)
+
+
+def _say_once(context, top, text: str) -> None:
+    """PERF001 and PERF002 judge the same run: its figures go to --verbose once."""
+    key = ("busbw verdict", top.loc.path, top.loc.line)
+    if key not in context.shared:
+        context.shared[key] = True
+        context.notes.append(f"{where(top.loc)}: {text}")
 
 
 def single_rank_copies(measured) -> int:

@@ -67,8 +67,8 @@ def _fallback(context, node: str, measured) -> Hit | None:
         return None
     spread = _multi_node(measured)
     if not channels and spread is None:
-        context.notes.append(f"{where(chosen[0].loc)}: NCCL chose the Socket network, but the run is on one node "
-                             "and no channel goes over it: no PERF003 (a multi-node run would use sockets)")
+        context.notes.append(f"{where(chosen[0].loc)}: NCCL chose the Socket network, but no channel goes over it and "
+                             "nothing shows the run spans nodes: no PERF003 (a multi-node run would use sockets)")
         return None
     expected = [f"{where(a.loc)}: {a.message}" for a in log.rdma_attempts[:3]]
     from_topology = _topology_rdma(context)

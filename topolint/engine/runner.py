@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topolint.checks import load_check
+from topolint.engine.explain import link_explanations
 from topolint.engine.finding import Finding, Hit, entity_fingerprint
 from topolint.engine.rule import RuleDefinition, RuleError
 from topolint.inputs.collect import Collection
@@ -145,12 +146,13 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             ran.add(rule.code)
             for hit in module.check(context, params):
                 result.findings.append(to_finding(rule, node.name, hit))
-            result.notes.extend(context.notes)
+            result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # --verbose shows a selected rule's notes
             context.notes.clear()
         if cache is not None and node.cache_key and node.name not in unreadable_nodes:
             cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:], ran, node.notes)
     run_config_checks(prepared, collection, options, result)
     result.findings.sort(key=Finding.sort_key)
+    link_explanations(result.findings)  # PERF findings name the findings that explain them
     return result
 
 
