@@ -104,6 +104,17 @@ def setting_hit(setting: EnvSetting, **fields) -> Hit:
                evidence=[setting_evidence(setting)])
 
 
+def rename_fix(setting: EnvSetting, new_name: str):
+    """An unsafe fix renaming the setting's variable where it is written, or None when the name
+    is written more than once in the setting (``NCCL_X=${NCCL_X:-1}``) or has no column."""
+    from topolint.engine.fixes import UNSAFE, replace_on_line
+
+    if setting.loc.column < 1 or setting.raw.count(setting.name) > 1:
+        return None
+    return replace_on_line(setting.loc.path, setting.loc.line, setting.loc.column, setting.name, new_name,
+                           f"Rename {setting.name} to {new_name}", UNSAFE)
+
+
 def related_setting(setting: EnvSetting, message: str) -> Related:
     return Related(location=setting.loc, entity=setting.entity(), message=message)
 

@@ -42,6 +42,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 variant="declaration",
                 fields={"file": path, "line": topology.xml_declaration.line},
                 evidence=[f"{where(topology.xml_declaration)}: <?xml ...?> declaration"],
+                autofix=_remove_declaration(context.node.sources.get(path), topology.xml_declaration.line),
             )
         if topology.doctype is not None:
             yield Hit(
@@ -62,6 +63,22 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                         "line_word": "line" if len(tabs) == 1 else "lines"},
                 evidence=[f"{path}: tab characters outside comments on lines {_lines(tabs)}"],
             )
+
+
+_DECLARATION = re.compile(r"<\?xml\b.*?\?>")
+
+
+def _remove_declaration(source, line: int):
+    """A safe fix: the declaration NCCL cannot read goes; NCCL skips the blank it leaves."""
+    from topolint.engine.fixes import SAFE, replace_on_line
+
+    if source is None:
+        return None
+    match = _DECLARATION.search(source.line_text(line))
+    if not match:
+        return None
+    return replace_on_line(source.path, line, match.start() + 1, match.group(), "",
+                           "Remove the <?xml ...?> declaration", SAFE)
 
 
 def _version(entity: str, topology) -> Iterator[Hit]:

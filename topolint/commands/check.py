@@ -281,6 +281,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     from topolint.engine import selection, suppression
     from topolint.engine.cache import ResultCache
     from topolint.engine.finding import Finding
+    from topolint.engine.fixes import drop_stale_fixes
     from topolint.engine.rule import RuleError
     from topolint.engine.runner import RunOptions, run
     from topolint.reporters import Report
@@ -308,6 +309,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     if plan.per_file:
         everything = [f for f in everything if not per_file_ignored(plan.loaded, f.path, f.code, plan.per_file)]
     findings = selection.apply(everything, chosen)
+    drop_stale_fixes(findings, sources)
     messages = []
     if baseline is not None:
         inputs = list(sources) + [p.path for p in collection.problems]
@@ -453,7 +455,14 @@ def cli(args) -> int:
         raise UsageError("--statistics prints a table (full or concise) or JSON; not sarif or github")
     if "-" in options.paths and not options.stdin_filename and any(f in ("sarif", "github") for f, _ in outputs):
         raise UsageError("reading stdin for sarif or github output needs --stdin-filename (the file's path in the repository)")
-    result = run_check(options)
+    from topolint.commands import fix
+
+    if fix.wants_fix_command(args):
+        return fix.cli(args, options, lambda result: _print_result(result, args, outputs))
+    return _print_result(run_check(options), args, outputs)
+
+
+def _print_result(result: CheckResult, args, outputs) -> int:
     for message in result.messages:
         if not args.quiet or message.startswith("topolint: error:"):  # --quiet keeps errors only
             print(message, file=sys.stderr)

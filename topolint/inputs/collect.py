@@ -269,8 +269,9 @@ def collect(paths: list[str], node_name: str | None = None, stdin_filename: str 
     it names (``--force-exclude``). ``topology`` (``--topology``: a dump, a matrix, a node folder
     or a cluster folder) is read as nodes that config rules check settings against."""
     if topology is not None:
+        # Not cached: what a node's measurements are judged against depends on the topology given.
         budget = budget or InputBudget()
-        result = collect(paths, node_name, stdin_filename, stdin, exclude, cache=cache, budget=budget)
+        result = collect(paths, node_name, stdin_filename, stdin, exclude, cache=None, budget=budget)
         known = collect([topology], exclude=exclude, budget=budget)
         result.topology_nodes = [n for n in known.nodes if n.available()]
         result.nodes.extend(n for n in known.nodes if n.available())

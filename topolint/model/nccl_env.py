@@ -52,6 +52,19 @@ def suggest(name: str) -> str | None:
     return min(stem, key=len) if stem else None
 
 
+def only_suggestion(name: str) -> str | None:
+    """``suggest(name)`` when no other known name is as close (a rename can be offered as a fix)."""
+    guess = suggest(name)
+    if guess is None:
+        return None
+    names = [n for n, v in catalog()["variables"].items() if v.get("reader") == "nccl" and v.get("status") != "removed"]
+    if any(name.startswith(n + "_") for n in names):
+        return guess  # a suffix added to a real name (NCCL_DEBUG_LEVEL): one longest match
+    best = difflib.SequenceMatcher(None, name, guess).ratio()
+    rivals = [n for n in names if n != guess and difflib.SequenceMatcher(None, name, n).ratio() >= best - 0.02]
+    return None if rivals else guess
+
+
 def _v(text: str) -> NcclVersion:
     return NcclVersion.parse(text)
 

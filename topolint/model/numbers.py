@@ -325,6 +325,17 @@ def _bit_runs(value: int):
             bit += 1
 
 
+def hwloc_bitmap(text: str | None) -> CpuSet | None:
+    """An hwloc bitmap as lstopo's XML writes ``cpuset``/``nodeset`` (``0x00ff00ff``, words of 32
+    bits with ``0x``, most significant first: ``0xffffffff,0x00000003``); None otherwise."""
+    if text is None:
+        return None
+    words = text.strip().split(",")
+    if not all(w.startswith(("0x", "0X")) for w in words):
+        return None
+    return cpumask(",".join(w[2:] for w in words))
+
+
 _PCI = re.compile(r"(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])")
 
 
@@ -412,4 +423,19 @@ def positive_real(text: str | None) -> float | None:
     if text is None or not re.fullmatch(r"\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*", text):
         return None
     value = float(text)
+    return value if value > 0 else None
+
+
+_COUNT = re.compile(r"([0-9]{1,15}(?:\.[0-9]{1,15})?)([KMBGT]?)", re.IGNORECASE)
+_COUNT_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
+def count(text: str | None) -> float | None:
+    """A count with a decimal suffix as model sizes are written: 350M, 10B (= 10 x 10^9), 1.5T."""
+    if text is None:
+        return None
+    match = _COUNT.fullmatch(text.strip())
+    if not match:
+        return None
+    value = float(match.group(1)) * _COUNT_UNITS[match.group(2).upper()]
     return value if value > 0 else None
