@@ -200,6 +200,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except BrokenPipeError:
         return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - a bug outside any one input or rule: one line, exit 2
+        from topolint.engine.internal import InternalError, describe
+
+        print(InternalError("the run", f"topolint {args.command}", describe(exc)).line(), file=sys.stderr)
+        return EXIT_ERROR
     finally:
         if collecting:
             gc.enable()

@@ -107,7 +107,7 @@ class CheckResult:
         return any(at_or_above(f, self.fail_level) for f in self.active)
 
     def exit_code(self, exit_zero: bool = False) -> int:
-        if self.report.unreadable:
+        if self.report.unreadable or self.report.internal_errors:
             return EXIT_ERROR
         return EXIT_FINDINGS if self.failing and not exit_zero else EXIT_CLEAN
 
@@ -324,7 +324,9 @@ def run_check(options: CheckOptions) -> CheckResult:
         project_root=plan.project_root.resolve(),
         nccl_version=str(plan.version),
         unreadable=unreadable,
+        internal_errors=result.internal_errors,
     )
+    messages += [error.line() for error in result.internal_errors]
     notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen]
     return CheckResult(findings=findings, report=report, fail_level=plan.fail_level, nccl_version=str(plan.version),
                        config_path=plan.loaded.path, notes=notes, messages=messages)
