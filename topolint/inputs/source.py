@@ -34,6 +34,7 @@ class SourceFile:
     lines: list[str] = field(default_factory=list, repr=False)
     format: str | None = None
     suppressions: list = field(default_factory=list, repr=False)
+    bom: bool = False  # the file started with a UTF-8 byte order mark (decoding drops it)
 
     def line_text(self, line: int) -> str:
         if not self.lines:
@@ -65,4 +66,5 @@ def read_source(path: str, real_path: Path | str) -> SourceFile:
             raise InputError(path, 1, f"file is over the {MAX_INPUT_BYTES}-byte limit")
     except OSError as exc:
         raise InputError(path, 1, f"cannot read: {exc.strerror or exc}") from None
-    return SourceFile(path=path, text=decode_input(path, data), real_path=real_path)
+    return SourceFile(path=path, text=decode_input(path, data), real_path=real_path,
+                      bom=data.startswith(b"\xef\xbb\xbf"))
