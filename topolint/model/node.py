@@ -91,6 +91,8 @@ class NodeModel:
             kinds.add("bundle")
         if "matrix" in kinds or self.bundle is not None:
             kinds.add("matrix or bundle")
+        if len(kinds & {"topology", "matrix", "lspci", "numactl"}) >= 2:
+            kinds.add("two sources")  # something to compare (TL003)
         if "dmesg" in kinds or "cmdline" in kinds:
             kinds.add("dmesg or cmdline")
         if "topology-dump" in kinds or "lspci" in kinds:
