@@ -235,5 +235,13 @@ class SysfsDump(FabricFile):
 FABRIC_KINDS = (PortsFile, NetdevMap, GidTable, QosFile, SysfsDump, EthtoolFile, InterfacesFile, RoutesFile, MountsFile)
 
 
+# Interfaces that are not the node's network: loopback, containers, bridges, tunnels, CNI overlays.
+VIRTUAL_PREFIXES = ("docker", "veth", "virbr", "br-", "cali", "tun", "flannel", "cni", "vxlan", "kube-ipvs")
+
+
+def virtual_interface(name: str) -> bool:
+    return name == "lo" or name.startswith(VIRTUAL_PREFIXES)
+
+
 def netdev_entity(node: str, name: str) -> str:
     return f"{node}/netdev/{name}"

@@ -28,6 +28,7 @@ from topolint.model.fabric import (
 )
 from topolint.model.numbers import ipv4_address, ipv4_in, ipv4_network
 
+RDMA_TOOLS = ("ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids")
 # Tool order when several report one port: ibv_devinfo knows MTUs, ibstat rates, ibstatus subnets.
 _TOOL_ORDER = {"ibstat": 0, "ibv_devinfo": 1, "ibstatus": 2}
 
@@ -114,8 +115,13 @@ class FabricView:
 
     @cached_property
     def tool_failures(self) -> list:
-        """Lines where an RDMA tool said it failed (ibpanic, "Failed to get IB devices list")."""
-        return [loc for f in self._of("ports") for loc in f.failures]
+        """Lines where an RDMA tool said it failed (ibpanic, "Failed to get IB devices list"), and
+        the bundle manifest's lines for RDMA tools that failed, timed out, were missing or refused."""
+        found = [loc for f in self._of("ports") for loc in f.failures]
+        bundle = getattr(self.node, "bundle", None)
+        if bundle is not None:
+            found += [c.loc for c in bundle.failed if c.argv and c.argv[0] in RDMA_TOOLS]
+        return found
 
     @cached_property
     def gids(self) -> list[Gid]:
