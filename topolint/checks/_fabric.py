@@ -33,7 +33,10 @@ def port_hit(context, port: PortView, location, **fields) -> Hit:
     gpus, net_loc, bus = fabric(context).gpus_served(context, port.hca, port.port)
     hit.fields["gpus"] = ", ".join(gpus) if gpus else "no GPU known"
     hit.fields["serves"] = f"; nearest NIC of {hit.fields['gpus']}" if gpus else ""
-    if net_loc is not None:
+    if net_loc is not None and gpus and gpus[0].startswith("the GPU at"):  # lspci's tree, no dump
+        hit.evidence.append(f"{where(net_loc)}: {port.hca} is at {bus}; lspci shows {', '.join(gpus)} under the "
+                            "same PCIe switch")
+    elif net_loc is not None:
         hit.related.append(Related(location=net_loc, entity=nic_entity(context.node.name, port.hca, port.port),
                                    message=f"{port.hca} ({bus or 'no PCI device'}) in the NCCL topology dump"))
         hit.evidence.append(f"{where(net_loc)}: the NCCL dump places {port.hca} at {bus or 'no PCI device'}; "

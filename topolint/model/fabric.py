@@ -66,6 +66,7 @@ class NetdevLink(Fact):
     port: int
     netdev: Optional[str] = None
     netdev_up: Optional[bool] = None
+    pci: Optional[str] = None  # -v: the HCA's PCI address, normalised (0000:17:00.0)
     loc: Location
 
 
