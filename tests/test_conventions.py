@@ -196,3 +196,33 @@ def test_other_shells_scripts_parse(shell):
     if shutil.which(shell) is None:
         pytest.skip(f"{shell} is not installed")
     subprocess.run([shell, "-n"], input=script.stdout, text=True, check=True)
+
+
+# --- --cross-file (the pre-commit hooks' split) -----------------------------------------------
+
+CROSS = ["fixtures/rules/TL003/bad_numa_nvlink", "fixtures/rules/NET002/bad.env", DGX,
+         "--topology", "fixtures/rules/NET002/topology"]
+
+
+def _codes(*args: str) -> set[str]:
+    result = run_cli("check", *CROSS, *args, "--format", "json")
+    return {f["code"] for f in json.loads(result.stdout)["findings"]}
+
+
+def test_cross_file_only_and_exclude_split_the_findings():
+    everything = _codes()
+    only, excluded = _codes("--cross-file", "only"), _codes("--cross-file", "exclude")
+    assert only == {"TL003", "NET002"}  # a matrix against a dump; settings against a topology
+    assert "NUMA001" in excluded and not only & excluded and only | excluded == everything
+
+
+def test_cross_file_refuses_update_baseline(tmp_path):
+    result = run_cli("check", DGX, "--cross-file", "only", "--baseline", tmp_path / "b.json", "--update-baseline")
+    assert result.exit_code == 2 and "--cross-file" in result.stderr
+
+
+def test_cross_file_only_still_explains_an_unreadable_input(tmp_path):
+    broken = tmp_path / "broken.xml"
+    broken.write_text('<system version="1">\n  <cpu numaid="0"\n')
+    result = run_cli("check", broken, "--cross-file", "only", "--format", "concise")
+    assert result.exit_code == 2 and "topolint: error:" in result.stderr and "TL001" not in result.stdout

@@ -73,6 +73,10 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                           help="honour only suppression comments that give a reason")
     settings.add_argument("--baseline", type=Path, default=None,
                           help="JSON baseline: findings it holds are reported as baselined, not as new")
+    settings.add_argument("--cross-file", choices=["include", "exclude", "only"], default="include",
+                          help="findings that involve several files (settings against a topology, a dump "
+                               "against a matrix): include (default), exclude (the per-file pre-commit hook) or "
+                               "only (the project hook)")
     settings.add_argument("--update-baseline", action="store_true",
                           help="write the current findings to --baseline (entries that no longer match drop out)")
     return check
