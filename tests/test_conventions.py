@@ -121,6 +121,9 @@ def test_show_files_lists_what_would_be_checked(tmp_path):
     rows = [line.split("\t") for line in result.stdout.splitlines()]
     assert [row[0] for row in rows] == ["job.sbatch", "topo.xml"]
     assert rows[1][1] == "nccl-topo-xml" and rows[0][1] != "?"
+    (tmp_path / "broken.xml").write_text('<system version="1">\n  <cpu numaid="0"\n')
+    named = run_cli("check", "--isolated", "--show-files", "broken.xml", "notes.txt", cwd=tmp_path)
+    assert named.stdout.splitlines() == ["broken.xml\tunreadable (TL001)\tbroken", "notes.txt\tunrecognised (TL002)\tbroken"]
 
 
 def _colored(result) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -171,6 +172,9 @@ def _command_collect(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # pydantic looks for plugins in the metadata of every installed distribution the first time a
+    # model is built (a tenth of a config-only check); the command line uses none.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:

@@ -393,6 +393,9 @@ def input_files(options: CheckOptions) -> list[InputFile]:
     collection = _collect(options, plan)
     files = {InputFile(path, source.format or "?", node.name)
              for node in collection.nodes for path, source in node.sources.items()}
+    # Files named or recognised that cannot be checked: TL001 (unreadable) or TL002 (no format).
+    files |= {InputFile(p.path, "unreadable (TL001)" if p.code == "TL001" else "unrecognised (TL002)", p.node)
+              for p in collection.problems}
     return sorted(files, key=lambda f: (f.path, f.node))
 
 
