@@ -21,6 +21,7 @@ from pathlib import Path
 
 import topolint
 from topolint.engine.finding import Finding, Related
+from topolint.engine.fixes import Fix
 from topolint.model.facts import Location, build
 
 CACHE_DIR_NAME = ".topolint_cache"
@@ -49,7 +50,8 @@ def _rules_fingerprint(rules) -> str:
 
 
 def _finding_dict(finding: Finding) -> dict:
-    data = {f.name: getattr(finding, f.name) for f in fields(finding) if f.name != "related"}
+    data = {f.name: getattr(finding, f.name) for f in fields(finding) if f.name not in ("related", "autofix")}
+    data["autofix"] = finding.autofix.cache_dict() if finding.autofix else None
     data["related"] = [
         {"location": {"path": r.location.path, "line": r.location.line, "column": r.location.column},
          "entity": r.entity, "message": r.message}
@@ -118,5 +120,6 @@ class ResultCache:
         for data in entry["findings"]:
             related = [Related(location=build(Location, **r["location"]), entity=r["entity"], message=r["message"])
                        for r in data.pop("related")]
-            restored.append(Finding(related=related, **data))
+            autofix = Fix.from_dict(data.pop("autofix", None))
+            restored.append(Finding(related=related, autofix=autofix, **data))
         return restored

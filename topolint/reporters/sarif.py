@@ -63,8 +63,9 @@ def _rule(rule: RuleDefinition) -> dict:
 class _Locator:
     """Turns finding paths into artifact locations, once per path (25,000 results add up)."""
 
-    def __init__(self, project_root: Path) -> None:
+    def __init__(self, project_root: Path, sources: dict | None = None) -> None:
         self.root = project_root.resolve()
+        self.sources = sources or {}
         self.cwd = Path.cwd().resolve()
         self.cache: dict[str, tuple[dict, bool]] = {}
 
@@ -90,8 +91,34 @@ class _Locator:
         artifact, inside = self.artifact(path)
         region = {"startLine": max(line, 1)}  # GitHub drops results without startLine >= 1
         if column > 0:
-            region["startColumn"] = column
+            region["startColumn"] = self.utf16_column(path, line, column)
         return {"artifactLocation": dict(artifact), "region": region}, inside
+
+    def utf16_column(self, path: str, line: int, column: int) -> int:
+        """Findings count columns in code points; the run declares UTF-16 code units (GitHub's unit)."""
+        source = self.sources.get(path)
+        if source is None or column <= 1:
+            return column
+        before = source.line_text(line)[:column - 1]
+        return column + sum(1 for char in before if ord(char) > 0xFFFF)
+
+    def fix(self, fix) -> dict:
+        """A SARIF fix: one artifactChange per file, each edit a replacement of a region."""
+        changes: dict[str, list] = {}
+        for edit in fix.edits:
+            changes.setdefault(edit.path, []).append({
+                "deletedRegion": {
+                    "startLine": edit.start_line, "startColumn": self.utf16_column(edit.path, edit.start_line, edit.start_column),
+                    "endLine": edit.end_line, "endColumn": self.utf16_column(edit.path, edit.end_line, edit.end_column),
+                },
+                "insertedContent": {"text": edit.content},
+            })
+        return {
+            "description": {"text": fix.message + (" (unsafe: --unsafe-fixes applies it)" if fix.applicability == "unsafe" else "")},
+            "artifactChanges": [{"artifactLocation": dict(self.artifact(path)[0]), "replacements": replacements}
+                                for path, replacements in changes.items()],
+            "properties": {"applicability": fix.applicability},
+        }
 
 
 # SARIF 3.33.7 kinds where one describes the entity: a setting is a variable, a launcher option a
@@ -149,6 +176,8 @@ def _result(finding: Finding, rule_index: dict[str, int], locator: _Locator) -> 
         # would open a duplicate alert on every run. Inside the repo we let the action hash.
         fingerprints["primaryLocationLineHash"] = f"{finding.fingerprint}:1"
     result["partialFingerprints"] = fingerprints
+    if finding.autofix is not None:
+        result["fixes"] = [locator.fix(finding.autofix)]
     if finding.suppressed:
         # inSource: a comment or annotation in the file; external: the baseline, which GitHub
         # closes as accepted. A baselined finding is also "unchanged" relative to the baseline.
@@ -175,7 +204,7 @@ def _keep_most_severe(findings: list[Finding]) -> list[Finding]:
 
 def render_sarif(report: Report) -> str:
     rule_index = {rule.code: i for i, rule in enumerate(report.rules)}
-    locator = _Locator(report.project_root)
+    locator = _Locator(report.project_root, report.sources)
     kept = _keep_most_severe(report.findings)
     run: dict = {
         "tool": {"driver": {
@@ -185,6 +214,7 @@ def render_sarif(report: Report) -> str:
             "rules": [_rule(rule) for rule in report.rules],
         }},
         "automationDetails": {"id": "topolint/"},
+        "columnKind": "utf16CodeUnits",
         "originalUriBaseIds": {"%SRCROOT%": {"uri": _dir_uri(locator.root)}},
         "invocations": [{
             # An unreadable input means the check was incomplete, even though it reported.
