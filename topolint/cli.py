@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -76,6 +77,10 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                           help="honour only suppression comments that give a reason")
     settings.add_argument("--baseline", type=Path, default=None,
                           help="JSON baseline: findings it holds are reported as baselined, not as new")
+    settings.add_argument("--cross-file", choices=["include", "exclude", "only"], default="include",
+                          help="findings that involve several files (settings against a topology, a dump "
+                               "against a matrix): include (default), exclude (the per-file pre-commit hook) or "
+                               "only (the project hook)")
     settings.add_argument("--update-baseline", action="store_true",
                           help="write the current findings to --baseline (entries that no longer match drop out)")
     add_fix_arguments(check)
@@ -180,6 +185,9 @@ def _command_collect(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # pydantic looks for plugins in the metadata of every installed distribution the first time a
+    # model is built (a tenth of a config-only check); the command line uses none.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:
