@@ -147,10 +147,16 @@ def scan_hash(source: SourceFile) -> Directives:
 
 def _block_end(lines: list[str], directive: int) -> int:
     """Last line (1-based) of the block a directive standing alone on line ``directive`` covers."""
-    target = next((j for j in range(directive + 1, len(lines))
-                   if lines[j].strip() and not lines[j].lstrip().startswith("#")), None)
+    target, end = _block_span(lines, directive + 1)
+    return directive + 1 if target is None else end + 1
+
+
+def _block_span(lines: list[str], start: int) -> tuple[int | None, int]:
+    """(first, last) 0-based lines of the block that begins at the first line from ``start`` that
+    is not blank or a comment: deeper-indented lines and backslash continuations follow it."""
+    target = next((j for j in range(start, len(lines)) if _content(lines[j])), None)
     if target is None:
-        return directive + 1
+        return None, start
     base = _indent(lines[target])
     end = target
     while end + 1 < len(lines):
@@ -159,7 +165,19 @@ def _block_end(lines: list[str], directive: int) -> int:
             end += 1
         else:
             break
-    return end + 1
+    return target, end
+
+
+def _content(line: str) -> bool:
+    """Not blank and not a comment; Slurm's ``#SBATCH`` directives are content, not comments."""
+    stripped = line.lstrip()
+    return bool(stripped.strip()) and (not stripped.startswith("#") or stripped.startswith("#SBATCH"))
+
+
+def covering_block(lines: list[str], above: int, line: int) -> bool:
+    """Would a directive inserted on its own line above line ``above`` (1-based) cover ``line``?"""
+    target, end = _block_span(lines, above - 1)
+    return target is not None and target + 1 <= line <= end + 1
 
 
 def scan_xml(source: SourceFile) -> Directives:
