@@ -29,6 +29,7 @@ from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLin
 from topolint.model.facts import Location, build
 from topolint.parsers._bash import Heredoc, Token, statements
 from topolint.parsers._sourced import script_dir
+from topolint.parsers.envfile import parse_literal_lines
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted
 
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "|&", ";&", ";;&"}
@@ -50,13 +51,13 @@ _SLURM_FACTS = {
 
 
 class _ShellParser:
-    def __init__(self, source: SourceFile):
+    def __init__(self, source: SourceFile, lines: list[str] | None = None):
         self.path = source.path  # the file being read now: the script, or a file it sources
         self.source = source
         self.including: list[tuple[str, str]] = []  # (display, real) of the files being sourced, innermost last
         self.script_dir_vars: dict[str, str] = {}  # DIR=$(dirname "$0") and the like -> whose folder
         self.text = source.text
-        self.lines = source.text.split("\n")  # bash's lines: only LF ends one
+        self.lines = lines if lines is not None else source.text.split("\n")  # bash's lines: only LF ends one
         self.config = ConfigFile(path=source.path, format="shell")
         self.stack: list[tuple[str, str, int]] = [("file", "file", 0)]  # (kind, scope, opening line)
         self.ids: set[str] = set()
@@ -64,6 +65,7 @@ class _ShellParser:
         self.seen_command = False
         self.cursor: Cursor | None = None
         self.line = 0
+        self.heredoc_readers: dict[int, tuple[str, str | None, str | None]] = {}  # heredoc -> scope, reader, target
 
     # ---- scopes -------------------------------------------------------------------------------
     @property
@@ -158,10 +160,14 @@ class _ShellParser:
 
     def _statement(self, tokens: list[Token]) -> None:
         words: list[str] = []
+        heredocs: list[Heredoc] = []  # the heredocs the current command reads
+        target: list[str] = []  # where its output goes (> FILE)
         skip_next = False
         for i, token in enumerate(tokens):
             if skip_next:
                 skip_next = False
+                if target == [""]:
+                    target[0] = token
                 continue
             if token.op and token in _SEPARATORS | {";;"}:
                 if words and token == ")" and len(words) == 1 and self.stack[-1][0] in ("case", "branch"):
@@ -174,16 +180,50 @@ class _ShellParser:
                     words = []
                     skip_next = True
                     continue
+                self._feeds(heredocs, words, target)
                 self._command(words)
-                words = []
+                words, heredocs, target = [], [], []
                 if token in (";;", ";&", ";;&"):
                     self._pop("branch")
                 continue
             if token.op and ("<" in token or ">" in token):  # a redirection and its target
+                if token.heredoc is not None:
+                    heredocs.append(token.heredoc)
+                elif token in (">", ">>", ">|") and not target:
+                    target.append("")
                 skip_next = True
                 continue
             words.append(token)
+        self._feeds(heredocs, words, target)
         self._command(words)
+
+    def _feeds(self, heredocs: list[Heredoc], words: list[str], target: list[str]) -> None:
+        reader = _reader(words)
+        written = _tee(words) if reader == "tee" else (target[0] if target else None)
+        for heredoc in heredocs:
+            self.heredoc_readers[id(heredoc)] = (self.scope, reader, written)
+
+    def _heredoc_body(self, heredoc: Heredoc) -> None:
+        """A heredoc as bash uses it: the script of a shell it feeds (``bash <<EOF``), the content
+        of an nccl.conf it writes (``cat > /etc/nccl.conf <<EOF``), else data, listed as skipped."""
+        if not heredoc.body:
+            return
+        first, last = heredoc.first_line, heredoc.first_line + len(heredoc.body) - 1
+        scope, reader, target = self.heredoc_readers.pop(id(heredoc), (self.scope, None, None))
+        if reader in _SHELLS and len(self.stack) < MAX_HEREDOC_NESTING + 1:
+            self.stack.append(("sh", f"{scope}/{self._new_id(f'sh@{first}')}", first))
+            saved = (self.cursor, self.line)
+            try:
+                self._statements(*statements("\n".join(heredoc.body), first))
+            finally:
+                self.stack.pop()
+                self.cursor, self.line = saved
+        elif target and os.path.basename(target) in NCCL_CONF_NAMES:
+            parse_literal_lines(heredoc.body, self.config, first, scope=f"nccl.conf:{target}", how="nccl-conf",
+                                path=self.path, expanded=not heredoc.literal, loc=self._loc)
+        else:
+            what = f"input to {reader}" if reader else "not a command's script"
+            self._skip(first, f"heredoc body (lines {first}-{last}) is {what}: not analysed")
 
     # ---- commands -----------------------------------------------------------------------------
     def _command(self, words: list[str]) -> None:
@@ -508,6 +548,29 @@ class _ShellParser:
                 self._fact(cfg.GPUS_PER_POD, value, scope, option)
 
 
+_SHELLS = {"bash", "sh", "dash", "ksh", "zsh"}
+_WRAPPERS = {"sudo", "exec", "command", "nohup", "time", "env", "srun", "mpirun", "builtin"}
+NCCL_CONF_NAMES = {"nccl.conf", ".nccl.conf"}
+MAX_HEREDOC_NESTING = 16  # shells fed by heredocs inside heredocs; deeper bodies are listed as skipped
+
+
+def _reader(words: list[str]) -> str | None:
+    """The program a command's standard input goes to: ``srun -N2 bash`` -> bash."""
+    i = 0
+    while i < len(words) and (ASSIGNMENT.match(words[i]) or os.path.basename(words[i]) in _WRAPPERS
+                              or (i and words[i].startswith("-"))):
+        i += 1
+    if i < len(words) and not any(word == "-c" for word in words[i + 1:]):
+        return os.path.basename(words[i])
+    return None
+
+
+def _tee(words: list[str]) -> str | None:
+    """The file ``tee [-a] FILE`` writes."""
+    start = next(i for i, w in enumerate(words) if os.path.basename(w) == "tee") + 1
+    return next((w for w in words[start:] if not w.startswith("-")), None)
+
+
 _ASSIGN_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?=(?P<value>[^}]*)\}")
 
 
@@ -556,3 +619,13 @@ def _options(words: list[str], noarg: set[str]):
 
 def parse_shell(source: SourceFile) -> ConfigFile:
     return _ShellParser(source).parse()
+
+
+def parse_shell_into(config: ConfigFile, source: SourceFile, lines: list[str], body: list[str], first_line: int,
+                     scope: str) -> None:
+    """Read ``body`` (lines ``first_line``.. of ``source``, e.g. a Dockerfile ``RUN <<EOF``
+    heredoc) as a shell script run in ``scope``, adding what it sets to ``config``."""
+    parser = _ShellParser(source, lines)
+    parser.config = config
+    parser.stack = [("file", scope, 0)]
+    parser._statements(*statements("\n".join(body), first_line))
