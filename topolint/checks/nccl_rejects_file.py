@@ -16,30 +16,15 @@ from topolint.checks import CheckParameters
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit
 from topolint.model.facts import Location
+from topolint.model.numbers import c_int, strtol
 
 NEEDS = ("topology",)
 
 NCCL_TOPO_XML_VERSION = 1
-_STRTOL = re.compile(r"[ \t\n\r\f\v]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
 class Parameters(CheckParameters):
     pass
-
-
-def strtol(text: str) -> int:
-    """The integer C's ``strtol(text, NULL, 0)`` returns (0 when nothing parses)."""
-    match = _STRTOL.match(text)
-    if not match:
-        return 0
-    sign, digits = match.groups()
-    if digits[:2].lower() == "0x":
-        value = int(digits, 16)
-    elif digits.startswith("0"):
-        value = int(digits, 8)
-    else:
-        value = int(digits)
-    return -value if sign == "-" else value
 
 
 def _lines(locations: list[Location]) -> str:
@@ -108,7 +93,7 @@ def _version(entity: str, topology) -> Iterator[Hit]:
             evidence=[f"{where(topology.system_loc)}: <system> has no version attribute"],
         )
         return
-    value = strtol(raw)
+    value = c_int(strtol(raw)[0])  # src/graph/xml.h xmlGetAttrInt: int = strtol(str, NULL, 0)
     if value == NCCL_TOPO_XML_VERSION:
         return
     yield Hit(

@@ -53,6 +53,7 @@ class CheckOptions:
     require_suppression_reason: bool = False
     baseline: Path | None = None
     update_baseline: bool = False
+    max_total_input: int | None = None  # bytes one run reads (inputs.source.MAX_TOTAL_INPUT_BYTES)
 
 
 @dataclass(frozen=True)
@@ -267,8 +268,11 @@ def plan_check(options: CheckOptions) -> Plan:
 def _collect(options: CheckOptions, plan: Plan, cache=None):
     from topolint.inputs.collect import collect
 
+    from topolint.inputs.source import InputBudget
+
+    budget = InputBudget(options.max_total_input) if options.max_total_input else None
     return collect(_paths(options, plan.excludes), node_name=options.node, stdin_filename=options.stdin_filename,
-                   exclude=plan.excludes, topology=plan.topology, cache=cache)
+                   exclude=plan.excludes, topology=plan.topology, cache=cache, budget=budget)
 
 
 def run_check(options: CheckOptions) -> CheckResult:
@@ -400,8 +404,21 @@ def options_from_args(args) -> CheckOptions:
         cache_dir=args.cache_dir, config=args.config, isolated=args.isolated,
         extend_exclude=args.extend_exclude, force_exclude=args.force_exclude,
         require_suppression_reason=args.require_suppression_reason, baseline=args.baseline,
-        update_baseline=args.update_baseline,
+        update_baseline=args.update_baseline, max_total_input=_size(getattr(args, "max_total_input", None)),
     )
+
+
+def _size(text: str | None) -> int | None:
+    """``--max-total-input``: bytes, or a count with a K, M or G suffix (powers of 1024)."""
+    from topolint.model.numbers import decimal
+
+    if text is None:
+        return None
+    scale = 1024 ** ("KMG".index(text[-1].upper()) + 1) if text[-1:].upper() in ("K", "M", "G") else 1
+    number = decimal(text[:-1] if scale > 1 else text)
+    if number is None or number <= 0:
+        raise UsageError(f"--max-total-input {text!r}: expected a size such as 16G, 500M or 1000000")
+    return number * scale
 
 
 def _write(text: str, destination: str) -> None:

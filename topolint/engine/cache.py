@@ -16,6 +16,7 @@ import json
 import os
 import tempfile
 from dataclasses import fields
+from functools import cached_property
 from pathlib import Path
 
 import topolint
@@ -62,9 +63,15 @@ def _finding_dict(finding: Finding) -> dict:
 class ResultCache:
     def __init__(self, directory: Path, rules, options):
         self.directory = directory
-        self.salt = json.dumps([FORMAT_VERSION, _code_fingerprint(), _rules_fingerprint(rules),
-                                str(options.nccl_version), options.gdr_level, list(options.extra_variables)])
+        self._rules, self._options = rules, options
         self._ready = False
+
+    @cached_property
+    def salt(self) -> str:
+        # Computed on the first key: a run with config files asks for none and skips the code walk.
+        options = self._options
+        return json.dumps([FORMAT_VERSION, _code_fingerprint(), _rules_fingerprint(self._rules),
+                           str(options.nccl_version), options.gdr_level, list(options.extra_variables)])
 
     def key(self, node) -> str:
         digest = hashlib.sha256(self.salt.encode())

@@ -7,6 +7,7 @@ every enabled rule in rules[] so ruleIndex is stable; no timestamps so output is
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import quote
 
@@ -14,6 +15,7 @@ from topolint import __version__
 from topolint.docs import rule_markdown, rule_url
 from topolint.engine.finding import Finding, Related
 from topolint.engine.rule import SEVERITY_ORDER, RuleDefinition
+from topolint.model.entities import parse_entity
 from topolint.reporters import Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -119,24 +121,32 @@ class _Locator:
         }
 
 
-def _entity_kind(entity: str) -> str:
-    # Entities are NODE/KIND/ID, e.g. dgx01/gpu/0000:87:00.0.
-    parts = entity.split("/", 2)
-    return parts[1] if len(parts) == 3 else "entity"
+# SARIF 3.33.7 kinds where one describes the entity: a setting is a variable, a launcher option a
+# parameter, a container spec an object. No SARIF kind names hardware or a whole file, and the
+# spec lets a producer use its own value then: the entity's kind (gpu, nic, pci, cpu, file, ...).
+SARIF_KINDS = {"env": "variable", "launch": "parameter", "container": "object"}
+_LINK_LIKE = re.compile(r"\[[^\]]*\]\(\d+\)")
+
+
+def _logical(entity: str) -> dict:
+    ref = parse_entity(entity)
+    return {"name": ref.name, "fullyQualifiedName": entity, "kind": SARIF_KINDS.get(ref.kind, ref.kind)}
 
 
 def _link_label(related: Related) -> str:
-    label = related.entity.split("/", 2)[-1] or related.entity
-    # SARIF embedded links: literal brackets in the link text must be escaped.
+    label = parse_entity(related.entity).label
+    # SARIF embedded links (3.11.6): literal brackets and backslashes in the link text are escaped.
     return label.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
 def _message(finding: Finding) -> str:
     if not finding.related:
         return finding.message
+    # Text that reads like an embedded link ("[x](1)") would become one: escape its brackets.
+    message = _LINK_LIKE.sub(lambda m: m.group(0).replace("[", "\\[").replace("]", "\\]"), finding.message)
     links = ", ".join(f"[{_link_label(r)}]({i})" for i, r in enumerate(finding.related, start=1))
-    sentence_end = "" if finding.message.rstrip().endswith(".") else "."
-    return f"{finding.message.rstrip()}{sentence_end} See {links}."
+    sentence_end = "" if message.rstrip().endswith(".") else "."
+    return f"{message.rstrip()}{sentence_end} See {links}."
 
 
 def _result(finding: Finding, rule_index: dict[str, int], locator: _Locator) -> dict:
@@ -148,14 +158,14 @@ def _result(finding: Finding, rule_index: dict[str, int], locator: _Locator) -> 
     physical, inside = locator.physical(finding.path, finding.line, finding.column)
     result["locations"] = [{
         "physicalLocation": physical,
-        "logicalLocations": [{"fullyQualifiedName": finding.entity, "kind": _entity_kind(finding.entity)}],
+        "logicalLocations": [_logical(finding.entity)],
     }]
     if finding.related:
         result["relatedLocations"] = [
             {
                 "id": i,
                 "physicalLocation": locator.physical(r.location.path, r.location.line, r.location.column)[0],
-                "logicalLocations": [{"fullyQualifiedName": r.entity, "kind": _entity_kind(r.entity)}],
+                "logicalLocations": [_logical(r.entity)],
                 "message": {"text": r.message},
             }
             for i, r in enumerate(finding.related, start=1)
