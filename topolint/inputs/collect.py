@@ -171,13 +171,16 @@ class _Collector:
     def config(self, config, source: SourceFile, path: str, node: NodeModel) -> None:
         """Infra files go to Collection.configs; their sources stay with the node for reports."""
         for skipped in config.skipped:
-            self.result.notes.append(f"{path}:{skipped.line}: skipped, {skipped.reason}")
+            self.result.notes.append(f"{skipped.path or path}:{skipped.line}: skipped, {skipped.reason}")
         if config.format == "helm-template":
             return
         if not config.has_content():
             self.result.notes.append(f"{path}: skipped, {config.format} file with no NCCL settings or launch options")
             return
         node.sources[source.path] = source
+        for sourced in config.included:  # shell `source`: findings point into these files too
+            sourced.format = sourced.format or "shell"
+            node.sources.setdefault(sourced.path, sourced)
         self.result.configs.append(config)
         self.result.notes.append(f"{path}: {config.format} config, {len(config.settings)} NCCL settings, "
                                  f"{len(config.launch)} launch facts")
