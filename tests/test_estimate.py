@@ -158,3 +158,32 @@ def test_findings_on_the_bottleneck_qualify_the_estimate(corpus):
     assert ps["bottleneck"]["link"] == "PCIe"
     assert [f["code"] for f in marked] == ["TOPO003"] and marked[0]["entity"] == ps["bottleneck"]["entity"]
     assert "[bottleneck of parameter_server]" in run_cli("estimate", corpus / OCI_H100, "--nodes", "8").stdout
+
+
+@pytest.mark.parametrize("version, nvls_one_node, nvls_tree_two_nodes", [
+    # 2.28+: 40 x 0.85 x 7/8 x 2 = 59.5 per channel x 8 (tuning.cc nvlsEfficiency); on two nodes the
+    # per-channel NVLSTree cap 57.7 binds (perChMaxNVLSTreeBws).
+    ("2.30.7", 476.0, 461.6), ("2.28.9", 476.0, 461.6),
+    # before 2.28: min(bwIntra, bwInter) = 40 per channel x 8 x 5/6 = 266.7 algbw, i.e. busbw x 14/8
+    # on one node and x 30/16 on two (tuning.cc at v2.27.7-1).
+    ("2.27.7", 466.7, 500.0), ("2.21.5", 466.7, 500.0),
+])
+def test_nvls_model_follows_the_nccl_version(version, nvls_one_node, nvls_tree_two_nodes):
+    from tests.conftest import FIXTURES
+
+    h100 = collect([str(FIXTURES / "estimate" / "hgx-h100-8gpu-8x400g.xml")]).nodes
+    assert estimate(h100, version=version).algorithm("nvls").busbw_GBps == pytest.approx(nvls_one_node, rel=0.003)
+    two = estimate(h100, nodes=2, version=version)
+    assert two.algorithm("nvls_tree").busbw_GBps == pytest.approx(nvls_tree_two_nodes, rel=0.003)
+
+
+def test_algorithms_by_version():
+    from tests.conftest import FIXTURES
+
+    h100 = collect([str(FIXTURES / "estimate" / "hgx-h100-8gpu-8x400g.xml")]).nodes
+    assert "nvls" not in [a.name for a in estimate(h100, version="2.16.5").algorithms]  # NVLS from 2.17
+    assert "nvls_tree" not in [a.name for a in estimate(h100, nodes=2, version="2.17.1").algorithms]
+    one_gpu = estimate(h100, nodes=4, gpus_per_node=1, collective="allgather", size=1 << 30, version="2.23.4")
+    assert "pat" in [a.name for a in one_gpu.algorithms]
+    older = estimate(h100, nodes=4, gpus_per_node=1, collective="allgather", size=1 << 30, version="2.22.3")
+    assert "pat" not in [a.name for a in older.algorithms]

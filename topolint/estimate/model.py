@@ -186,8 +186,12 @@ def _evaluate(hws, graphs, comm, collective, size, options, inputs, assumptions)
 
 def _assumptions(hws: list[NodeHardware], n_nodes: int, version: NcclVersion, options: Options) -> list[str]:
     notes = [note for hw in hws for note in hw.notes]
-    notes.append(f"NCCL {version}: algorithm availability by version (nccl_version.py); tuning constants, "
-                 f"search speeds and caps from NCCL {NEWEST} (src/graph/tuning.cc, src/graph/search.cc)")
+    notes.append(f"NCCL {version}: its search speeds, llMaxBws, NVLS formula and the latencies that changed "
+                 "between releases (nccl_tables.py, read at each minor's newest tag from 2.17); every other "
+                 f"tuning constant as in NCCL {NEWEST} (src/graph/tuning.cc, src/graph/search.cc)")
+    if not version.at_least(21):
+        notes.append(f"NCCL {version} is older than the releases whose tuning tables topolint holds in full "
+                     "(2.21 and later): expect larger differences")
     notes.append("channels and per-channel bandwidths come from topolint's approximation of NCCL's graph search "
                  "(search.py), not from NCCL itself")
     if n_nodes > len(hws):
@@ -267,7 +271,7 @@ def _comm(hws, n_nodes, ranks, version, options, graphs) -> tuning.Comm:
     nvls = options.nvls is not False and version.has_nvls
     return tuning.Comm(n_nodes, ranks, min(sms, default=0), max(sms, default=0), vendor, hws[0].cpu_arch,
                        options.collnet, nvls, version.has_nvls_tree, version.has_pat,
-                       all(hw.nvswitch for hw in hws))
+                       all(hw.nvswitch for hw in hws), version)
 
 
 def _network_bound(hws, comm, coll, options) -> tuple[float, Bottleneck] | None:

@@ -209,7 +209,7 @@ def _tightest(hw: NodeHardware, res: _Residual, speed: float, what: str) -> Bott
 
 def _best(hw: NodeHardware, inter: bool, limit: int, max_bw: float, min_channels: int = 1):
     best = (0, 0.0, None)
-    for speed in T.speeds(hw.sm, inter):
+    for speed in T.speeds(hw.sm, inter, hw.system.version):
         if speed > max_bw + _EPS:
             continue
         channels, res = _pack_inter(hw, speed, limit) if inter else _pack_intra(hw, speed, limit)
@@ -267,7 +267,7 @@ def tree_graph(hw: NodeHardware, nodes: int, ring: Graph) -> Graph:
     if nodes != 2:
         return replace(ring, pattern="tree")
     best = ring.bw_intra
-    for speed in T.speeds(hw.sm, True):
+    for speed in T.speeds(hw.sm, True, hw.system.version):
         if speed <= best or speed > 2 * ring.bw_inter + _EPS:
             continue
         channels, _ = _pack_intra(hw, speed, ring.channels)
@@ -308,7 +308,7 @@ def nvls_graph(hw: NodeHardware, nodes: int) -> Graph | None:
             return None
     slowest = min(hw.bus_ids, key=lambda b: hw.system.links[gpu_id(b)][("nvs", 0)]["bw"])
     nvlink = hw.system.links[gpu_id(slowest)][("nvs", 0)]["bw"]
-    intra = next((s for s in T.speeds(hw.sm, False) if (channels + 1) * s <= nvlink + _EPS), 0.0)
+    intra = next((s for s in T.speeds(hw.sm, False, hw.system.version) if (channels + 1) * s <= nvlink + _EPS), 0.0)
     if not intra:
         return None
     bottleneck = hw.nvlink_bottleneck(slowest, nvlink, f"{channels} NVLS channels at {intra:g} GB/s per NVSwitch "
@@ -326,7 +326,7 @@ def _heads_speed(hw: NodeHardware) -> tuple[float, Bottleneck | None]:
     heads = sorted({p.local_gpu for p in hw.nets if p.local_gpu})
     capacities = [(_head_capacity(hw, h), h) for h in heads]
     (cap, tight), head = min(capacities, key=lambda x: x[0][0])
-    speed = next((s for s in T.speeds(hw.sm, True) if s <= cap + _EPS), 0.0)
+    speed = next((s for s in T.speeds(hw.sm, True, hw.system.version) if s <= cap + _EPS), 0.0)
     if tight is not None:
         tight = replace(tight, detail=f"network side of head GPU {hw.gpu(head).dev}: {cap:g} GB/s through its NICs "
                                       f"({tight.detail.lstrip(': ') or tight.link}), {speed:g} GB/s per channel")
