@@ -187,3 +187,32 @@ def test_algorithms_by_version():
     assert "pat" in [a.name for a in one_gpu.algorithms]
     older = estimate(h100, nodes=4, gpus_per_node=1, collective="allgather", size=1 << 30, version="2.22.3")
     assert "pat" not in [a.name for a in older.algorithms]
+
+
+A100_MATRIX = "nvidia-smi-topo/a100-8gpu-nv12-compacted-spacing_ml-engineering.txt"
+DGX1V_MATRIX = "nvidia-smi-topo/dgx1v-style-8xv100-nv1-nv2-cube-mesh-single-edr-nic_oneflow-benchmark.txt"
+
+
+def test_matrix_input_nvswitch(corpus):
+    """NV12 between every pair of 8 GPUs is NVSwitch (84 > 18 links): the ring is the XML's 240."""
+    est = estimate(nodes_of(corpus / A100_MATRIX), options=Options(gpu_sm=80))
+    ring = est.algorithm("ring")
+    assert est.selected == "ring" and ring.busbw_GBps == pytest.approx(240, rel=0.005)
+    assert ring.bottleneck.entity.endswith("/gpu/0") and ring.bottleneck.line == 2
+    assert any("nvidia-smi topo -m matrix" in a and "Gen4 x16 assumed" in a for a in est.assumptions)
+
+
+def test_matrix_input_cube_mesh_packs_six_rings(corpus):
+    """DGX-1V hybrid cube-mesh: NV1/NV2 to four peers, 6 links x 20 GB/s: six 20 GB/s rings fit
+    (two over each doubled link, one over each single one); a greedy order finds only two."""
+    est = estimate(nodes_of(corpus / DGX1V_MATRIX), options=Options(gpu_sm=70))
+    assert est.algorithm("ring").channels == 6
+    assert est.algorithm("ring").busbw_GBps == pytest.approx(120, rel=0.005)
+
+
+def test_matrix_nic_speed_from_option(corpus):
+    bare = estimate(nodes_of(corpus / DGX1V_MATRIX), nodes=2, options=Options(gpu_sm=70))
+    told = estimate(nodes_of(corpus / DGX1V_MATRIX), nodes=2, options=Options(gpu_sm=70, nic_gbps=100))
+    assert told.algorithm("ring").busbw_GBps == pytest.approx(12, rel=0.01)  # one EDR port: 12 GB/s channels
+    assert bare.algorithm("ring").busbw_GBps < 2
+    assert told.algorithm("ring").bottleneck.entity.endswith("/nic/mlx5_0:1")

@@ -41,6 +41,9 @@ class Options:
     oversubscription: float = 1.0  # fabric: the leaf-to-spine ratio every inter-node byte may cross
     algorithm: str | None = None  # NCCL_ALGO forced (one NCCL algorithm name)
     nvlinks: int | None = None  # NVLinks per GPU to NVSwitches, for files that state none (static files)
+    nic_gbps: float | None = None  # speed of network devices a file states none for
+    gpu_sm: int | None = None  # SM of GPUs a file states none for (partial files, matrices)
+    pcie_gen: int | None = None  # PCIe generation of links a matrix cannot state
 
 
 @dataclass(frozen=True)
@@ -103,24 +106,59 @@ def _with_nvlinks(topology, count: int, notes: list[str]):
     return topology.model_copy(update={"gpus": gpus})
 
 
+def _topologies(node, options: Options, notes: list[str]) -> list[tuple]:
+    """(topology, aliases) for the node's NCCL topologies; failing those, one built from its
+    nvidia-smi topo -m matrix, whose made-up bus ids have aliases for entities."""
+    if any(t.gpus for t in node.topologies):
+        return [(t, {}) for t in node.topologies]
+    from topolint.estimate.from_matrix import topology_from_matrix
+
+    for matrix in (m for m in node.matrices if m.kind == "topo"):
+        built = topology_from_matrix(matrix, notes, options.gpu_sm, options.pcie_gen)
+        if built is not None:
+            return [built]
+    return []
+
+
+def _with_nic_speed(topology, gbps: float, notes: list[str]):
+    """Fill a speed where the file states none (static files: NCCL reads it from the device)."""
+    if not any(not n.speed_mbps for nic in topology.nics for n in nic.nets):
+        return topology
+    nics = [nic.model_copy(update={"nets": [n if n.speed_mbps else n.model_copy(update={"speed_mbps": int(gbps * 1000)})
+                                            for n in nic.nets]}) for nic in topology.nics]
+    notes.append(f"{topology.path}: network devices without a speed taken at {gbps:g} Gb/s (--nic-gbps)")
+    return topology.model_copy(update={"nics": nics})
+
+
+def _with_sm(topology, sm: int, notes: list[str]):
+    if all(g.sm for g in topology.gpus):
+        return topology
+    notes.append(f"{topology.path}: GPUs without an SM taken as SM{sm} (--gpu-sm)")
+    return topology.model_copy(update={"gpus": [g if g.sm else g.model_copy(update={"sm": sm}) for g in topology.gpus]})
+
+
 def _systems(models, version: NcclVersion, options: Options, notes: list[str]) -> list[tuple[str, object]]:
     from topolint.model.system import System
 
     nodes = models if isinstance(models, (list, tuple)) else [models]
     found = []
     for node in nodes:
-        for topology in node.topologies:
+        for topology, aliases in _topologies(node, options, notes):
             if topology.gpus:
                 if options.nvlinks:
                     topology = _with_nvlinks(topology, options.nvlinks, notes)
                 elif topology.kind != "dump" and all(not g.nvlinks for g in topology.gpus):
                     notes.append(f"{topology.path}: a static topology file with no NVLinks; NCCL adds the GPUs' "
                                  "NVLinks from the driver at run time, so an NVLink system needs --nvlinks N")
+                if options.nic_gbps:
+                    topology = _with_nic_speed(topology, options.nic_gbps, notes)
+                if options.gpu_sm:
+                    topology = _with_sm(topology, options.gpu_sm, notes)
                 topology = refine(node, topology, notes)
-                found.append((node.name, System(topology, version)))
+                found.append((node.name, System(topology, version), aliases))
                 break
     if not found:
-        raise EstimateError("no NCCL topology with GPUs among the inputs (the estimate needs an NCCL topology XML)")
+        raise EstimateError("no NCCL topology XML or nvidia-smi topo -m matrix with GPUs among the inputs")
     return found
 
 
@@ -147,7 +185,7 @@ def estimate_sizes(models, nodes: int | None = None, gpus_per_node: int | None =
     version = NcclVersion.parse(version or NEWEST) if not isinstance(version, NcclVersion) else version
     early: list[str] = []
     systems = _systems(models, version, options, early)
-    hws = [node_hardware(system, name, gpus_per_node) for name, system in systems]
+    hws = [node_hardware(system, name, gpus_per_node, aliases) for name, system, aliases in systems]
     n_nodes = nodes or len(hws)
     gpn = len(hws[0].bus_ids)
     if any(len(hw.bus_ids) != gpn for hw in hws):
@@ -155,7 +193,7 @@ def estimate_sizes(models, nodes: int | None = None, gpus_per_node: int | None =
     assumptions = early + _assumptions(hws, n_nodes, version, options)
     ranks = n_nodes * gpn
     inputs = {"nodes": n_nodes, "gpus_per_node": gpn, "ranks": ranks, "collective": collective,
-              "nccl_version": str(version), "topologies": sorted({s.topology.path for _, s in systems}),
+              "nccl_version": str(version), "topologies": sorted({s.topology.path for _, s, _ in systems}),
               "gpu_sm": hws[0].sm}
     if ranks <= 1:
         return [Estimate({**inputs, "size_bytes": size}, [], None, None,

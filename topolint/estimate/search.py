@@ -61,6 +61,14 @@ class _Residual:
         for link in links:
             self.left[link] = round(self.left[link] + amount, 3)
 
+    def room(self, a: str, b: str) -> float:
+        """Bandwidth left on the narrowest link from GPU a to GPU b (0 when there is no path)."""
+        path = self.hw.system.raw_paths[a].get(gpu_id(b)) if a != b else None
+        if path is None:
+            return 0.0
+        nodes = [gpu_id(a), *path.via, gpu_id(b)]
+        return min(self.left.get(link, 0.0) for link in zip(nodes, nodes[1:]))
+
     def gpu_cost(self, a: str, b: str, speed: float) -> tuple[list[tuple], float]:
         """Links from GPU a to GPU b and what one channel costs on them (Intel P2P through a CPU x 6/5)."""
         path = self.hw.system.raw_paths[a].get(gpu_id(b))
@@ -110,7 +118,9 @@ def _chain(res: _Residual, gpus: list[str], start: str, end: str | None, speed: 
                     return False
                 taken.append((links, cost))
             return True
-        for nxt in gpus:
+        # Widest remaining path first, as NCCL scores next GPUs by path bandwidth
+        # (ncclTopoSearchNextGpuSort): it keeps channels from exhausting one link early.
+        for nxt in sorted(gpus, key=lambda g: -res.room(order[-1], g)):
             if nxt in order or (end is not None and nxt == end and len(order) < len(gpus) - 1):
                 continue
             links, cost = res.gpu_cost(order[-1], nxt, speed)
