@@ -216,3 +216,24 @@ def test_matrix_nic_speed_from_option(corpus):
     assert told.algorithm("ring").busbw_GBps == pytest.approx(12, rel=0.01)  # one EDR port: 12 GB/s channels
     assert bare.algorithm("ring").busbw_GBps < 2
     assert told.algorithm("ring").bottleneck.entity.endswith("/nic/mlx5_0:1")
+
+
+def test_cluster_is_min_combined_and_names_the_slow_node(tmp_path):
+    """Two hosts, one with a port down and a slow rail. NCCL aligns the ranks' graphs element by
+    element (src/init.cc: the fewest channels, the least bwIntra and bwInter): the healthy host's
+    8 channels at the degraded host's 24 GB/s, below either host alone; the bottleneck is on b."""
+    from tests.conftest import FIXTURES
+
+    cluster = tmp_path / "cluster"
+    for name in ("a", "b"):
+        (cluster / name).mkdir(parents=True)
+        (cluster / name / "topo.xml").write_text(
+            (FIXTURES / "estimate" / "hgx-h100-8gpu-8x400g.xml").read_text(encoding="utf-8"), encoding="utf-8")
+    (cluster / "b" / "ibstat.txt").write_text(IBSTAT, encoding="utf-8")
+    both = estimate(collect([str(cluster)]).nodes, nodes=4)
+    degraded = estimate(_node_dir(tmp_path / "single", {"ibstat.txt": IBSTAT}), nodes=4)
+    ring = both.algorithm("ring")
+    assert ring.channels == 8 and degraded.algorithm("ring").channels == 13
+    assert ring.busbw_GBps == pytest.approx(8 * 24, rel=0.01)
+    assert ring.busbw_GBps < degraded.algorithm("ring").busbw_GBps
+    assert ring.bottleneck.entity == "b/nic/mlx5_1:1"

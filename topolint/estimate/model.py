@@ -264,7 +264,27 @@ def _assumptions(hws: list[NodeHardware], n_nodes: int, version: NcclVersion, op
     return notes
 
 
+# Graphs by hardware, node-count class and options: a sweep over sizes or node counts searches once.
+_GRAPHS: dict[tuple, dict] = {}
+
+
 def _graphs(hws: list[NodeHardware], n_nodes: int, options: Options) -> dict[str, search.Graph | None]:
+    key = (_hw_key(hws), min(n_nodes, 3), options)
+    return _memo(_GRAPHS, key, lambda: _search_graphs(hws, n_nodes, options))
+
+
+_MEMO_LIMIT = 256  # entries per cache: a long-lived caller (issue 15's checks) does not grow without bound
+
+
+def _memo(cache: dict, key, compute):
+    if key not in cache:
+        if len(cache) >= _MEMO_LIMIT:
+            cache.clear()
+        cache[key] = compute()
+    return cache[key]
+
+
+def _search_graphs(hws: list[NodeHardware], n_nodes: int, options: Options) -> dict[str, search.Graph | None]:
     per_node: dict[str, list[search.Graph]] = {}
     for hw in _distinct(hws):
         ring = search.ring_graph(hw, n_nodes)
@@ -359,7 +379,18 @@ def _nccl_algorithms(coll, size, graphs, comm, options, hws) -> list[AlgorithmEs
     return result
 
 
+_NIC: dict[tuple, tuple] = {}
+
+
+def _hw_key(hws: list[NodeHardware]) -> tuple:
+    return tuple((hw.node, hw.system.signature, tuple(hw.bus_ids)) for hw in _distinct(hws))
+
+
 def _nic_aggregate(hws: list[NodeHardware]) -> tuple[float, Bottleneck]:
+    return _memo(_NIC, _hw_key(hws), lambda: _nic_aggregate_uncached(hws))
+
+
+def _nic_aggregate_uncached(hws: list[NodeHardware]) -> tuple[float, Bottleneck]:
     """Network bandwidth of the slowest node: the sum over head GPUs of what their NICs carry."""
     best = None
     for hw in hws:
@@ -380,7 +411,14 @@ def _nic_aggregate(hws: list[NodeHardware]) -> tuple[float, Bottleneck]:
     return best
 
 
+_INTRA: dict[tuple, tuple] = {}
+
+
 def _intra_ring(hws, graphs) -> tuple[float, Bottleneck | None]:
+    return _memo(_INTRA, _hw_key(hws), lambda: _intra_ring_uncached(hws))
+
+
+def _intra_ring_uncached(hws) -> tuple[float, Bottleneck | None]:
     """The one-node ring bandwidth (channels x speed) of the slowest node."""
     best = None
     for hw in _distinct(hws):
