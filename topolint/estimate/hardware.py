@@ -168,3 +168,13 @@ def node_hardware(system: System, node: str, gpus_per_node: int | None = None,
     nvswitch = any(("nvs", 0) in system.links.get(gpu_id(g.bus_id), {}) for g in gpus)
     return NodeHardware(node, system, gpus, _ports(system, node, gpus), min(sms) if sms else 0, vendor, arch,
                         nvswitch, notes, dict(aliases or {}))
+
+
+def distinct(hws: list[NodeHardware]) -> list[NodeHardware]:
+    seen, kept = set(), []
+    for hw in hws:
+        key = (hw.system.signature, tuple(hw.bus_ids))
+        if key not in seen:
+            seen.add(key)
+            kept.append(hw)
+    return kept

@@ -286,7 +286,7 @@ def tree_graph(hw: NodeHardware, nodes: int, ring: Graph) -> Graph:
     return replace(ring, pattern="tree", bw_intra=best)
 
 
-def _head_capacity(hw: NodeHardware, head: str) -> tuple[float, Bottleneck | None]:
+def head_capacity(hw: NodeHardware, head: str) -> tuple[float, Bottleneck | None]:
     """Network bandwidth one NVLS/CollNet head GPU can drive: its NICs, through the links they share."""
     res = _Residual(hw)
     total, tight = 0.0, None
@@ -334,7 +334,7 @@ def nvls_graph(hw: NodeHardware, nodes: int) -> Graph | None:
 
 def _heads_speed(hw: NodeHardware) -> tuple[float, Bottleneck | None]:
     heads = sorted({p.local_gpu for p in hw.nets if p.local_gpu})
-    capacities = [(_head_capacity(hw, h), h) for h in heads]
+    capacities = [(head_capacity(hw, h), h) for h in heads]
     (cap, tight), head = min(capacities, key=lambda x: x[0][0])
     speed = next((s for s in T.speeds(hw.sm, True, hw.system.version) if s <= cap + _EPS), 0.0)
     if tight is not None:

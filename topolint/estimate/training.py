@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from topolint.estimate.model import Options, estimate_sizes
+from topolint.estimate.model import estimate_sizes
+from topolint.estimate.results import Options
 
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1}
 FIRST_BUCKET_BYTES = 1 << 20  # torch DDP: dist._DEFAULT_FIRST_BUCKET_BYTES
