@@ -15,6 +15,7 @@ from pathlib import Path
 
 from topolint import __version__
 from topolint.commands import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError  # noqa: F401 (re-exported)
+from topolint.commands.fix import add_fix_arguments
 
 
 def _check_arguments(commands) -> argparse.ArgumentParser:
@@ -59,6 +60,8 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                        help="neither read nor write the result cache (also TOPOLINT_NO_CACHE=1)")
     check.add_argument("--cache-dir", type=Path, default=None,
                        help="where the result cache lives (default: .topolint_cache in the project root)")
+    check.add_argument("--max-total-input", metavar="SIZE", default=None,
+                       help="bytes one run reads, all inputs together (default 8G; K, M, G suffixes)")
     check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
     settings = check.add_argument_group("configuration, suppressions and baseline")
     settings.add_argument("--config", type=Path, default=None,
@@ -75,6 +78,7 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                           help="JSON baseline: findings it holds are reported as baselined, not as new")
     settings.add_argument("--update-baseline", action="store_true",
                           help="write the current findings to --baseline (entries that no longer match drop out)")
+    add_fix_arguments(check)
     return check
 
 

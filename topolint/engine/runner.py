@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from topolint.checks import load_check
+from topolint.engine.explain import link_explanations
 from topolint.engine.finding import Finding, Hit, entity_fingerprint
 from topolint.engine.rule import RuleDefinition, RuleError
 from topolint.inputs.collect import Collection
@@ -29,9 +30,10 @@ class CheckContext:
         self.node = node
         self.options = options
         self.configs = configs or []  # ConfigFile (model/config.py), for checks with NEEDS "config"
-        self.topology_nodes = topology_nodes or []  # --topology nodes, for NEEDS "topology" of config checks
+        self.topology_nodes = topology_nodes or []  # --topology nodes: config checks, and PERF expectations
         self._systems: dict[int, Any] = {}
         self.shared: dict[str, Any] = {}  # what several checks derive alike, computed once per context
+        self.notes: list[str] = []  # why a check said nothing (--verbose); the runner collects them
 
     @property
     def version(self) -> NcclVersion:
@@ -78,6 +80,7 @@ def to_finding(rule: RuleDefinition, node: str, hit: Hit) -> Finding:
         related=list(hit.related),
         evidence=list(hit.evidence),
         fingerprint=entity_fingerprint(rule.code, hit.entity, hit.variant),
+        autofix=hit.autofix,
     )
 
 
@@ -133,7 +136,8 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             result.ran.setdefault(node.name, set()).update(node.cached["ran"])
             continue
         first_finding, first_note = len(result.findings), len(result.notes)
-        context = CheckContext(node, options)
+        # fabric rules read NCCL_IB_TC and friends; PERF rules judge against --topology
+        context = CheckContext(node, options, collection.configs, topology_nodes=collection.topology_nodes)
         available = node.available()
         ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
         for rule, module, params in node_rules:
@@ -144,10 +148,13 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             ran.add(rule.code)
             for hit in module.check(context, params):
                 result.findings.append(to_finding(rule, node.name, hit))
+            result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # --verbose shows a selected rule's notes
+            context.notes.clear()
         if cache is not None and node.cache_key and node.name not in unreadable_nodes:
             cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:], ran, node.notes)
     run_config_checks(prepared, collection, options, result)
     result.findings.sort(key=Finding.sort_key)
+    link_explanations(result.findings)  # PERF findings name the findings that explain them
     return result
 
 
@@ -165,11 +172,12 @@ def run_config_checks(prepared: list[tuple], collection: Collection, options: Ru
     available = {"config"} if collection.configs else set()
     if collection.topology_nodes:
         available.add("topology")
+        available.update(k for n in collection.topology_nodes for k in n.available())  # ports, gids, interfaces...
     context = CheckContext(None, options, collection.configs, collection.topology_nodes)
     for rule, module, params in config_rules:
         missing = [need for need in module.NEEDS if need not in available]
         if missing:
-            reasons = getattr(module, "UNAVAILABLE", {})
+            reasons = {**getattr(module, "NEEDS_HELP", {}), **getattr(module, "UNAVAILABLE", {})}
             why = "; ".join(reasons.get(need, f"no {need} input" + (" (give --topology PATH)" if need == "topology" else ""))
                             for need in missing)
             result.notes.append(f"{rule.code} not run on config files: {why}")
