@@ -132,6 +132,10 @@ def _estimate_arguments(commands) -> argparse.ArgumentParser:
     est.add_argument("--colocated", action="store_true", help="parameter servers run on the worker nodes")
     est.add_argument("--nvlinks", type=int, default=None,
                      help="NVLinks per GPU to NVSwitches, for static topology files that state none")
+    est.add_argument("--nic-gbps", type=float, default=None, help="speed of NICs the input states none for, Gb/s")
+    est.add_argument("--gpu-sm", type=int, default=None, help="SM of GPUs the input states none for, e.g. 90")
+    est.add_argument("--pcie-gen", type=int, choices=[3, 4, 5, 6], default=None,
+                     help="PCIe generation for nvidia-smi topo -m input (default: 4, stated as assumed)")
     est.add_argument("--no-nvls", action="store_true", help="NVLink SHARP multicast is not available")
     est.add_argument("--collnet", action="store_true", help="the fabric offers CollNet/SHARP (NCCL_COLLNET_ENABLE=1)")
     est.add_argument("--oversubscription", type=float, default=1.0, help="fabric leaf-to-spine oversubscription")

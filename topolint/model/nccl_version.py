@@ -186,6 +186,12 @@ class NcclVersion:
         """PAT (parallel aggregated trees) for allgather/reducescatter, one GPU per node: NCCL 2.23 and later."""
         return self.at_least(23)
 
+    @property
+    def nvls_efficiency_tuning(self) -> bool:
+        """NCCL's tuning model prices NVLS with per-architecture efficiency factors and caps
+        NVLSTree per channel from 2.28 (src/graph/tuning.cc nvlsEfficiency, perChMaxNVLSTreeBws);
+        before, NVLS took min(bwIntra, bwInter) per channel and a 5/6 bus-to-algorithm ratio."""
+        return self.at_least(28)
 
 @dataclass(frozen=True)
 class Behaviour:
