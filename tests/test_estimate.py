@@ -88,3 +88,73 @@ def test_cli_unreadable_input_exits_2(tmp_path):
     result = run_cli("estimate", bad)
     assert result.exit_code == 2
     assert "TL001" in result.stderr
+
+
+def test_json_output_matches_its_schema(corpus):
+    jsonschema = pytest.importorskip("jsonschema")
+    from tests.conftest import ROOT
+
+    schema = json.loads((ROOT / "docs" / "estimate.schema.json").read_text(encoding="utf-8"))
+    result = run_cli("estimate", corpus / OCI_H100, "--nodes", "4", "--sizes", "1M..4M", "--format", "json")
+    jsonschema.validate(json.loads(result.stdout), schema)
+    alltoall = run_cli("estimate", corpus / OCI_H100, "--nodes", "2", "--collective", "alltoall", "--format", "json")
+    jsonschema.validate(json.loads(alltoall.stdout), schema)
+
+
+def test_output_is_deterministic(corpus):
+    first = run_cli("estimate", corpus / OCI_H100, "--nodes", "2", "--format", "markdown")
+    second = run_cli("estimate", corpus / OCI_H100, "--nodes", "2", "--format", "markdown")
+    assert first.exit_code == 0 and first.stdout == second.stdout
+    assert "| nvls_tree (NCCL) |" in first.stdout
+
+
+def _node_dir(tmp_path, extra: dict[str, str]):
+    from tests.conftest import FIXTURES
+
+    folder = tmp_path / "node17"
+    folder.mkdir(parents=True)
+    (folder / "topo.xml").write_text((FIXTURES / "estimate" / "hgx-h100-8gpu-8x400g.xml").read_text(encoding="utf-8"),
+                                     encoding="utf-8")
+    for name, text in extra.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return collect([str(folder)]).nodes
+
+
+IBSTAT = ("CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Down\n"
+          "\t\tPhysical state: Polling\n\t\tRate: 400\n\t\tLink layer: InfiniBand\n"
+          "CA 'mlx5_1'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n"
+          "\t\tPhysical state: LinkUp\n\t\tRate: 200\n\t\tLink layer: InfiniBand\n")
+
+
+def test_port_down_and_slow_rail_lower_the_ring_and_name_the_rail(tmp_path):
+    """ibstat beside the dump: one port down, one at 200 of 400 Gb/s. The ring loses those rails'
+    channels (8 x 45 -> 13 x 24) and names the slow rail, with the ibstat line in the assumptions."""
+    healthy = estimate(_node_dir(tmp_path / "a", {}), nodes=4)
+    degraded = estimate(_node_dir(tmp_path / "b", {"ibstat.txt": IBSTAT}), nodes=4)
+    ring, before = degraded.algorithm("ring"), healthy.algorithm("ring")
+    assert ring.busbw_GBps < before.busbw_GBps * 0.9
+    assert ring.bottleneck.entity.endswith("/nic/mlx5_1:1")
+    assert any("mlx5_0 port 1: down" in a and "ibstat.txt:5" in a for a in degraded.assumptions)
+    assert any("mlx5_1: runs at 200000 Mb/s" in a for a in degraded.assumptions)
+
+
+def test_inactive_nvlinks_lower_the_one_node_ring(tmp_path):
+    links = "".join(f"\t Link {i}: {'<inactive>' if i < 6 else '26.562 GB/s'}\n" for i in range(18))
+    status = f"GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)\n{links}"
+    est = estimate(_node_dir(tmp_path, {"nvlink.txt": status}))
+    ring = est.algorithm("ring")
+    assert ring.busbw_GBps == pytest.approx(240, rel=0.01)  # 12 links x 20.6 = 247: four 60 GB/s rings
+    assert ring.bottleneck.entity.endswith("/gpu/0000:12:00.0")
+    assert any("6 NVLinks inactive" in a for a in est.assumptions)
+
+
+def test_findings_on_the_bottleneck_qualify_the_estimate(corpus):
+    """The OCI dump gives each GPU switch's upstream port at 5.0 GT/s (TOPO003): the parameter
+    server stages through it, so that link is its bottleneck and the finding is marked so."""
+    result = run_cli("estimate", corpus / OCI_H100, "--nodes", "8", "--size", "1G", "--format", "json")
+    body = json.loads(result.stdout)
+    ps = next(a for a in body["estimates"][0]["algorithms"] if a["name"] == "parameter_server")
+    marked = [f for f in body["findings"] if "parameter_server" in f["on_bottleneck_of"]]
+    assert ps["bottleneck"]["link"] == "PCIe"
+    assert [f["code"] for f in marked] == ["TOPO003"] and marked[0]["entity"] == ps["bottleneck"]["entity"]
+    assert "[bottleneck of parameter_server]" in run_cli("estimate", corpus / OCI_H100, "--nodes", "8").stdout

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from topolint import __version__
 from topolint.commands import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError  # noqa: F401 (re-exported)
+from topolint.commands.fix import add_fix_arguments
 
 
 def _check_arguments(commands) -> argparse.ArgumentParser:
@@ -59,6 +60,8 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                        help="neither read nor write the result cache (also TOPOLINT_NO_CACHE=1)")
     check.add_argument("--cache-dir", type=Path, default=None,
                        help="where the result cache lives (default: .topolint_cache in the project root)")
+    check.add_argument("--max-total-input", metavar="SIZE", default=None,
+                       help="bytes one run reads, all inputs together (default 8G; K, M, G suffixes)")
     check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
     settings = check.add_argument_group("configuration, suppressions and baseline")
     settings.add_argument("--config", type=Path, default=None,
@@ -75,6 +78,7 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                           help="JSON baseline: findings it holds are reported as baselined, not as new")
     settings.add_argument("--update-baseline", action="store_true",
                           help="write the current findings to --baseline (entries that no longer match drop out)")
+    add_fix_arguments(check)
     return check
 
 
@@ -129,6 +133,15 @@ def _estimate_arguments(commands) -> argparse.ArgumentParser:
     est.add_argument("--algorithm", default=None, help="only this NCCL algorithm (as NCCL_ALGO=...)")
     est.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
     est.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    step = est.add_argument_group("training step (gradient synchronisation per step)")
+    step.add_argument("--model-params", default=None, help="parameters, e.g. 10B or 350M: turns on the step view")
+    step.add_argument("--grad-dtype", choices=["fp32", "bf16", "fp16", "int8"], default="fp32")
+    step.add_argument("--compress", default=None, help="topk:FRACTION, e.g. topk:0.01 (an allgather of values and indices)")
+    step.add_argument("--sync-every", type=int, default=1, help="synchronise gradients every K steps (local SGD)")
+    step.add_argument("--compute-ms", type=float, default=0.0, help="the backward pass, ms (gradients appear during it)")
+    step.add_argument("--forward-ms", type=float, default=0.0, help="the forward pass and the rest of the step, ms")
+    step.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket size, MiB (the first is 1 MiB)")
+    step.add_argument("--sweep", default=None, help="node counts: 1..64 (doubling) or 1,2,3,4")
     return est
 
 

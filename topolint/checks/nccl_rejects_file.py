@@ -9,37 +9,21 @@ version``). One finding per kind of problem per file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit
 from topolint.model.facts import Location
+from topolint.model.numbers import c_int, strtol
 
 NEEDS = ("topology",)
 
 NCCL_TOPO_XML_VERSION = 1
-_STRTOL = re.compile(r"[ \t\n\r\f\v]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
 class Parameters(CheckParameters):
     pass
-
-
-def strtol(text: str) -> int:
-    """The integer C's ``strtol(text, NULL, 0)`` returns (0 when nothing parses)."""
-    match = _STRTOL.match(text)
-    if not match:
-        return 0
-    sign, digits = match.groups()
-    if digits[:2].lower() == "0x":
-        value = int(digits, 16)
-    elif digits.startswith("0"):
-        value = int(digits, 8)
-    else:
-        value = int(digits)
-    return -value if sign == "-" else value
 
 
 def _lines(locations: list[Location]) -> str:
@@ -58,6 +42,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 variant="declaration",
                 fields={"file": path, "line": topology.xml_declaration.line},
                 evidence=[f"{where(topology.xml_declaration)}: <?xml ...?> declaration"],
+                autofix=_remove_declaration(context.node.sources.get(path), topology.xml_declaration.line),
             )
         if topology.doctype is not None:
             yield Hit(
@@ -80,6 +65,22 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             )
 
 
+_DECLARATION = re.compile(r"<\?xml\b.*?\?>")
+
+
+def _remove_declaration(source, line: int):
+    """A safe fix: the declaration NCCL cannot read goes; NCCL skips the blank it leaves."""
+    from topolint.engine.fixes import SAFE, replace_on_line
+
+    if source is None:
+        return None
+    match = _DECLARATION.search(source.line_text(line))
+    if not match:
+        return None
+    return replace_on_line(source.path, line, match.start() + 1, match.group(), "",
+                           "Remove the <?xml ...?> declaration", SAFE)
+
+
 def _version(entity: str, topology) -> Iterator[Hit]:
     raw = topology.version
     if raw is None:
@@ -91,7 +92,7 @@ def _version(entity: str, topology) -> Iterator[Hit]:
             evidence=[f"{where(topology.system_loc)}: <system> has no version attribute"],
         )
         return
-    value = strtol(raw)
+    value = c_int(strtol(raw)[0])  # src/graph/xml.h xmlGetAttrInt: int = strtol(str, NULL, 0)
     if value == NCCL_TOPO_XML_VERSION:
         return
     yield Hit(

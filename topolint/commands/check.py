@@ -53,6 +53,7 @@ class CheckOptions:
     require_suppression_reason: bool = False
     baseline: Path | None = None
     update_baseline: bool = False
+    max_total_input: int | None = None  # bytes one run reads (inputs.source.MAX_TOTAL_INPUT_BYTES)
 
 
 @dataclass(frozen=True)
@@ -267,8 +268,11 @@ def plan_check(options: CheckOptions) -> Plan:
 def _collect(options: CheckOptions, plan: Plan, cache=None):
     from topolint.inputs.collect import collect
 
+    from topolint.inputs.source import InputBudget
+
+    budget = InputBudget(options.max_total_input) if options.max_total_input else None
     return collect(_paths(options, plan.excludes), node_name=options.node, stdin_filename=options.stdin_filename,
-                   exclude=plan.excludes, topology=plan.topology, cache=cache)
+                   exclude=plan.excludes, topology=plan.topology, cache=cache, budget=budget)
 
 
 def run_check(options: CheckOptions) -> CheckResult:
@@ -277,6 +281,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     from topolint.engine import selection, suppression
     from topolint.engine.cache import ResultCache
     from topolint.engine.finding import Finding
+    from topolint.engine.fixes import drop_stale_fixes
     from topolint.engine.rule import RuleError
     from topolint.engine.runner import RunOptions, run
     from topolint.reporters import Report
@@ -304,6 +309,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     if plan.per_file:
         everything = [f for f in everything if not per_file_ignored(plan.loaded, f.path, f.code, plan.per_file)]
     findings = selection.apply(everything, chosen)
+    drop_stale_fixes(findings, sources)
     messages = []
     if baseline is not None:
         inputs = list(sources) + [p.path for p in collection.problems]
@@ -386,8 +392,21 @@ def options_from_args(args) -> CheckOptions:
         cache_dir=args.cache_dir, config=args.config, isolated=args.isolated,
         extend_exclude=args.extend_exclude, force_exclude=args.force_exclude,
         require_suppression_reason=args.require_suppression_reason, baseline=args.baseline,
-        update_baseline=args.update_baseline,
+        update_baseline=args.update_baseline, max_total_input=_size(getattr(args, "max_total_input", None)),
     )
+
+
+def _size(text: str | None) -> int | None:
+    """``--max-total-input``: bytes, or a count with a K, M or G suffix (powers of 1024)."""
+    from topolint.model.numbers import decimal
+
+    if text is None:
+        return None
+    scale = 1024 ** ("KMG".index(text[-1].upper()) + 1) if text[-1:].upper() in ("K", "M", "G") else 1
+    number = decimal(text[:-1] if scale > 1 else text)
+    if number is None or number <= 0:
+        raise UsageError(f"--max-total-input {text!r}: expected a size such as 16G, 500M or 1000000")
+    return number * scale
 
 
 def _write(text: str, destination: str) -> None:
@@ -436,7 +455,14 @@ def cli(args) -> int:
         raise UsageError("--statistics prints a table (full or concise) or JSON; not sarif or github")
     if "-" in options.paths and not options.stdin_filename and any(f in ("sarif", "github") for f, _ in outputs):
         raise UsageError("reading stdin for sarif or github output needs --stdin-filename (the file's path in the repository)")
-    result = run_check(options)
+    from topolint.commands import fix
+
+    if fix.wants_fix_command(args):
+        return fix.cli(args, options, lambda result: _print_result(result, args, outputs))
+    return _print_result(run_check(options), args, outputs)
+
+
+def _print_result(result: CheckResult, args, outputs) -> int:
     for message in result.messages:
         if not args.quiet or message.startswith("topolint: error:"):  # --quiet keeps errors only
             print(message, file=sys.stderr)

@@ -16,10 +16,12 @@ import json
 import os
 import tempfile
 from dataclasses import fields
+from functools import cached_property
 from pathlib import Path
 
 import topolint
 from topolint.engine.finding import Finding, Related
+from topolint.engine.fixes import Fix
 from topolint.model.facts import Location, build
 
 CACHE_DIR_NAME = ".topolint_cache"
@@ -48,7 +50,8 @@ def _rules_fingerprint(rules) -> str:
 
 
 def _finding_dict(finding: Finding) -> dict:
-    data = {f.name: getattr(finding, f.name) for f in fields(finding) if f.name != "related"}
+    data = {f.name: getattr(finding, f.name) for f in fields(finding) if f.name not in ("related", "autofix")}
+    data["autofix"] = finding.autofix.cache_dict() if finding.autofix else None
     data["related"] = [
         {"location": {"path": r.location.path, "line": r.location.line, "column": r.location.column},
          "entity": r.entity, "message": r.message}
@@ -60,9 +63,15 @@ def _finding_dict(finding: Finding) -> dict:
 class ResultCache:
     def __init__(self, directory: Path, rules, options):
         self.directory = directory
-        self.salt = json.dumps([FORMAT_VERSION, _code_fingerprint(), _rules_fingerprint(rules),
-                                str(options.nccl_version), options.gdr_level, list(options.extra_variables)])
+        self._rules, self._options = rules, options
         self._ready = False
+
+    @cached_property
+    def salt(self) -> str:
+        # Computed on the first key: a run with config files asks for none and skips the code walk.
+        options = self._options
+        return json.dumps([FORMAT_VERSION, _code_fingerprint(), _rules_fingerprint(self._rules),
+                           str(options.nccl_version), options.gdr_level, list(options.extra_variables)])
 
     def key(self, node) -> str:
         digest = hashlib.sha256(self.salt.encode())
@@ -111,5 +120,6 @@ class ResultCache:
         for data in entry["findings"]:
             related = [Related(location=build(Location, **r["location"]), entity=r["entity"], message=r["message"])
                        for r in data.pop("related")]
-            restored.append(Finding(related=related, **data))
+            autofix = Fix.from_dict(data.pop("autofix", None))
+            restored.append(Finding(related=related, autofix=autofix, **data))
         return restored

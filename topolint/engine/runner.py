@@ -80,6 +80,7 @@ def to_finding(rule: RuleDefinition, node: str, hit: Hit) -> Finding:
         related=list(hit.related),
         evidence=list(hit.evidence),
         fingerprint=entity_fingerprint(rule.code, hit.entity, hit.variant),
+        autofix=hit.autofix,
     )
 
 
@@ -135,7 +136,8 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             result.ran.setdefault(node.name, set()).update(node.cached["ran"])
             continue
         first_finding, first_note = len(result.findings), len(result.notes)
-        context = CheckContext(node, options, topology_nodes=collection.topology_nodes)  # PERF: --topology
+        # fabric rules read NCCL_IB_TC and friends; PERF rules judge against --topology
+        context = CheckContext(node, options, collection.configs, topology_nodes=collection.topology_nodes)
         available = node.available()
         ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
         for rule, module, params in node_rules:
@@ -170,11 +172,12 @@ def run_config_checks(prepared: list[tuple], collection: Collection, options: Ru
     available = {"config"} if collection.configs else set()
     if collection.topology_nodes:
         available.add("topology")
+        available.update(k for n in collection.topology_nodes for k in n.available())  # ports, gids, interfaces...
     context = CheckContext(None, options, collection.configs, collection.topology_nodes)
     for rule, module, params in config_rules:
         missing = [need for need in module.NEEDS if need not in available]
         if missing:
-            reasons = getattr(module, "UNAVAILABLE", {})
+            reasons = {**getattr(module, "NEEDS_HELP", {}), **getattr(module, "UNAVAILABLE", {})}
             why = "; ".join(reasons.get(need, f"no {need} input" + (" (give --topology PATH)" if need == "topology" else ""))
                             for need in missing)
             result.notes.append(f"{rule.code} not run on config files: {why}")

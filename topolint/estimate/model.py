@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from topolint.estimate import nccl_tables as T
 from topolint.estimate import search, tuning
 from topolint.estimate.hardware import Bottleneck, NodeHardware, node_hardware
+from topolint.estimate.refine import refine
 from topolint.model.nccl_version import NEWEST, NcclVersion
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
@@ -112,10 +113,10 @@ def _systems(models, version: NcclVersion, options: Options, notes: list[str]) -
             if topology.gpus:
                 if options.nvlinks:
                     topology = _with_nvlinks(topology, options.nvlinks, notes)
-                elif topology.kind != "dump" and all(not g.nvlinks for g in topology.gpus) and any(
-                        (g.sm or 0) >= 70 for g in topology.gpus):
+                elif topology.kind != "dump" and all(not g.nvlinks for g in topology.gpus):
                     notes.append(f"{topology.path}: a static topology file with no NVLinks; NCCL adds the GPUs' "
                                  "NVLinks from the driver at run time, so an NVLink system needs --nvlinks N")
+                topology = refine(node, topology, notes)
                 found.append((node.name, System(topology, version)))
                 break
     if not found:
@@ -131,10 +132,17 @@ def estimate(models, nodes: int | None = None, gpus_per_node: int | None = None,
 
     One node's topology for several nodes means identical nodes on a non-blocking fabric (stated in
     ``assumptions``); a list of nodes is min-combined as NCCL combines ranks' graphs."""
+    return estimate_sizes(models, nodes, gpus_per_node, collective, [size], version, options)[0]
+
+
+def estimate_sizes(models, nodes: int | None = None, gpus_per_node: int | None = None,
+                   collective: str = "allreduce", sizes: list[int] = (8 << 30,),
+                   version: NcclVersion | str | None = None, options: Options | None = None) -> list[Estimate]:
+    """``estimate`` for several sizes: the hardware is read and the channels searched once."""
     if collective not in COLLECTIVES:
         raise EstimateError(f"unknown collective {collective!r}; one of {', '.join(COLLECTIVES)}")
-    if size <= 0:
-        raise EstimateError("size must be positive")
+    if not sizes or any(size <= 0 for size in sizes):
+        raise EstimateError("sizes must be positive")
     options = options or Options()
     version = NcclVersion.parse(version or NEWEST) if not isinstance(version, NcclVersion) else version
     early: list[str] = []
@@ -146,25 +154,34 @@ def estimate(models, nodes: int | None = None, gpus_per_node: int | None = None,
         raise EstimateError("nodes have different GPU counts; give --gpus-per-node")
     assumptions = early + _assumptions(hws, n_nodes, version, options)
     ranks = n_nodes * gpn
-    inputs = {"nodes": n_nodes, "gpus_per_node": gpn, "ranks": ranks, "collective": collective, "size_bytes": size,
+    inputs = {"nodes": n_nodes, "gpus_per_node": gpn, "ranks": ranks, "collective": collective,
               "nccl_version": str(version), "topologies": sorted({s.topology.path for _, s in systems}),
               "gpu_sm": hws[0].sm}
     if ranks <= 1:
-        return Estimate(inputs, [], None, None, assumptions + ["one rank: nothing to communicate"])
+        return [Estimate({**inputs, "size_bytes": size}, [], None, None,
+                         assumptions + ["one rank: nothing to communicate"]) for size in sizes]
     graphs = _graphs(hws, n_nodes, options)
     comm = _comm(hws, n_nodes, ranks, version, options, graphs)
+    if collective == "allreduce" and n_nodes > 1:
+        assumptions.append(_ps_assumption(hws, n_nodes, options))
+    return [_evaluate(hws, graphs, comm, collective, size, options, {**inputs, "size_bytes": size}, assumptions)
+            for size in sizes]
+
+
+def _evaluate(hws, graphs, comm, collective, size, options, inputs, assumptions) -> Estimate:
+    n_nodes, gpn = comm.nodes, comm.ranks // comm.nodes
     algorithms: list[AlgorithmEstimate] = []
     if collective != "alltoall":
         algorithms += _nccl_algorithms(collective, size, graphs, comm, options, hws)
     selected = min(algorithms, key=lambda a: a.time_us).name if algorithms else None
     if collective == "allreduce" and n_nodes > 1:
         algorithms.append(_hierarchical(hws, graphs, n_nodes, gpn, size, options))
-        algorithms.append(_parameter_server(hws, graphs, n_nodes, gpn, size, options, assumptions))
+        algorithms.append(_parameter_server(hws, graphs, n_nodes, gpn, size, options))
     if collective == "alltoall":
         algorithms.append(_alltoall(hws, graphs, n_nodes, gpn, size, options))
         selected = "alltoall"
     fastest = min(algorithms, key=lambda a: a.time_us).name if algorithms else None
-    return Estimate(inputs, algorithms, selected, fastest, assumptions)
+    return Estimate(inputs, algorithms, selected, fastest, list(assumptions))
 
 
 def _assumptions(hws: list[NodeHardware], n_nodes: int, version: NcclVersion, options: Options) -> list[str]:
@@ -187,11 +204,16 @@ def _assumptions(hws: list[NodeHardware], n_nodes: int, version: NcclVersion, op
         notes.append("a CollNet/SHARP network is declared (--collnet): NCCL_COLLNET_ENABLE=1 with a SHARP plugin")
     for h in hws:
         for port in h.nets:
-            if port.local_gpu and not port.gdr:
+            if port.local_gpu and not port.gdr and h.system.is_fabric(port.key):
                 notes.append(f"{port.entity}: no GPUDirect RDMA with its GPU; transfers are staged through host "
                              "memory, which NCCL's model does not price (expect less, no calibrated factor)")
-            if not port.speed_stated:
-                notes.append(f"{port.entity}: no speed in the topology; NCCL assumes 10 Gb/s")
+
+        unstated = [p for p in h.nets if not p.speed_stated]
+        if unstated:
+            kind = "static file: NCCL reads the speed from the device at run time" if \
+                h.system.topology.kind != "dump" else "NCCL then assumes 10 Gb/s"
+            notes.append(f"{h.node}: {len(unstated)} network device(s) without a speed ({kind}); the estimate uses "
+                         "NCCL's 10 Gb/s default: give the node's ibstat or ethtool output beside the file")
         if not any(p.local_gpu for p in h.nets) and n_nodes > 1:
             notes.append(f"{h.node}: no network device in the topology reaches a GPU")
         if h.nets and all(not h.system.is_fabric(p.key) for p in h.nets):
@@ -368,7 +390,14 @@ def _host_bandwidth(hw: NodeHardware) -> tuple[float, Bottleneck]:
     return share * len(hw.bus_ids), bottleneck
 
 
-def _parameter_server(hws, graphs, n_nodes, gpn, size, options, assumptions) -> AlgorithmEstimate:
+def _ps_assumption(hws, n_nodes, options) -> str:
+    k = options.servers or n_nodes
+    where = "colocated on the workers" if options.colocated else "on separate machines"
+    server = options.server_GBps or _nic_aggregate(hws)[0] / options.oversubscription
+    return f"parameter server: {k} servers {where}, each with {server:g} GB/s; workers sum on the GPUs first (BytePS)"
+
+
+def _parameter_server(hws, graphs, n_nodes, gpn, size, options) -> AlgorithmEstimate:
     """BytePS-style parameter server (Jiang et al., OSDI 2020; perf-reference 4.5): each node sums its
     GPUs' gradients, pushes S to the servers and pulls S back, pipelined by partition; servers
     receive and send N x S / k. Colocated servers move 2(N-1)/N x S per node, as all-reduce does."""
@@ -394,9 +423,6 @@ def _parameter_server(hws, graphs, n_nodes, gpn, size, options, assumptions) -> 
     algbw = size / (t * 1000)
     notes = tuple(f"{phase}: {value:.0f} us" for phase, (value, _) in phases.items()) + (
         f"bound by the {name} phase; phases overlap (partitions are pipelined)",)
-    where = "colocated on the workers" if options.colocated else "on separate machines"
-    assumptions.append(f"parameter server: {k} servers {where}, each with "
-                       f"{(options.server_GBps or nic_bw):g} GB/s; workers sum on the GPUs first (BytePS)")
     return AlgorithmEstimate("parameter_server", None, algbw * bus_factor("allreduce", n_nodes * gpn), algbw, t,
                              bottleneck or worker_bn, "first-principles", None, notes)
 

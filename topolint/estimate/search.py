@@ -201,7 +201,9 @@ def _tightest(hw: NodeHardware, res: _Residual, speed: float, what: str) -> Bott
     if not used:
         bus = hw.bus_ids[0]
         return hw.nvlink_bottleneck(bus, hw.nvlink_total(bus), what)
-    _, _, u, v = min(used, key=lambda x: (x[1] - speed, x[0]))
+    # A saturated link (too little left for one more channel), the narrowest first: one slow rail
+    # or one narrow PCIe link is what stops the packing (cf. NVIDIA/nccl#307).
+    _, _, u, v = min(used, key=lambda x: (x[1] + _EPS >= speed, hw.system.links[x[2]][x[3]]["bw"], x[0]))
     return hw.link_bottleneck(u, v, hw.system.links[u][v]["bw"], what)
 
 
@@ -241,7 +243,8 @@ def ring_graph(hw: NodeHardware, nodes: int) -> Graph | None:
     channels, speed, res = _best(hw, inter, T.MAX_RING_CHANNELS, max_bw)
     if not channels:
         return None
-    what = "ring channels" + (" entering and leaving through the NICs" if inter else "")
+    what = ("ring channel" if channels == 1 else "ring channels") + (
+        " entering and leaving through the NICs" if inter else "")
     bottleneck = _tightest(hw, res, speed, f"{channels} {what} at {speed:g} GB/s each")
     graph = Graph("ring", channels, speed, speed, type_intra, type_inter, bottleneck)
     return _dup(graph, hw.sm, T.MAX_RING_CHANNELS)

@@ -14,6 +14,7 @@ FABRIC_FORMATS = {IBSTAT, IBSTATUS, IBV_DEVINFO, IBDEV2NETDEV, SHOW_GIDS, MLNX_Q
 
 _HEAD = 8192
 _IBSTAT = re.compile(r"^\s*CA '[^'\s]+'\s*\n\s*(?:CA type|Number of ports|Firmware version|Port \d+):", re.M)
+_IB_FAILED = re.compile(r"\A\s*(?:ib(?:warn|panic): \[\d+\] |Failed to get IB devices list|No IB devices found)")
 _IBSTATUS = re.compile(r"^\s*Infiniband device '[^'\s]+' port \d+ status:\s*$", re.M)
 _IBV_DEVINFO = re.compile(r"^\s*hca_id:\s*\S+\s*\n\s*(?:transport|fw_ver|node_guid):", re.M)
 _IBDEV2NETDEV = re.compile(r"\A(?:[^\n]*ibdev2netdev[^\n]*\n)?\s*(?:[0-9a-fA-F:.]+\s+)?[A-Za-z][\w.-]*(?:\s+\([^\n]*?\)[^\n]*?)?"
@@ -47,6 +48,8 @@ def fabric_format(text: str) -> str | None:
         return IBSTAT
     if _IBSTATUS.search(head):
         return IBSTATUS
+    if _IB_FAILED.match(head):  # the tool ran and failed: a fact too (NET005 does not conclude "only link")
+        return IBV_DEVINFO if head.lstrip().startswith(("Failed", "No IB")) else IBSTAT
     if _IBV_DEVINFO.search(head):
         return IBV_DEVINFO
     if _IBDEV2NETDEV.match(head):

@@ -29,12 +29,14 @@ class IbPort(Fact):
 
     hca: str
     port: int
+    tool: Optional[str] = None  # ibstat, ibstatus, ibv_devinfo
     state: Optional[str] = None
     phys_state: Optional[str] = None
     rate_gbps: Optional[float] = None
     link_layer: Optional[str] = None  # "infiniband" or "ethernet"
     model: Optional[str] = None  # CA type MT4129 / vendor_part_id 4129, as "MT4129"
     firmware: Optional[str] = None
+    system_guid: Optional[str] = None  # one card's ports share it (ibstat System image GUID, sys_image_guid)
     lid: Optional[int] = None
     active_mtu: Optional[int] = None  # bytes
     max_mtu: Optional[int] = None

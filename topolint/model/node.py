@@ -77,8 +77,8 @@ class NodeModel:
         topo = [m for m in self.matrices if m.kind == "topo"]
         if topo:
             kinds.add("matrix")
-        if self.topologies or topo:
-            kinds.add("topology or matrix")  # a GPU/NIC layout: an NCCL XML or a topo -m matrix
+        if self.topologies or topo or self.hwloc:
+            kinds.add("topology or matrix")  # a GPU/NIC layout: an NCCL XML, a topo -m matrix or an hwloc export
         if self.topologies or any(not m.gpu_rows_missing and m.restricted is None for m in topo):
             kinds.add("complete topology or matrix")  # ... with every GPU (not cut, not a cgroup view)
         if self.nvlink_status:
@@ -92,7 +92,13 @@ class NodeModel:
             kinds.add("bundle")
         if "matrix" in kinds or self.bundle is not None:
             kinds.add("matrix or bundle")
+        if "dmesg" in kinds or "cmdline" in kinds:
+            kinds.add("dmesg or cmdline")
+        if "topology-dump" in kinds or "lspci" in kinds:
+            kinds.add("topology-dump or lspci")
         kinds.update(k for f in self.fabric for k in f.kinds())  # ports, gids, qos, ethtool, interfaces, routes, mounts
+        if kinds & {"topology-dump", "ethtool", "ports"}:
+            kinds.add("link speeds")  # NET005: a dump's net speeds, ethtool speeds or port rates
         if any(m.runs for m in self.measured):
             kinds.add("nccl-tests")  # nccl-tests tables (rules PERF001, PERF002, PERF006)
         if any(m.log.line_count for m in self.measured):

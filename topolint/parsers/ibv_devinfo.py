@@ -53,8 +53,9 @@ def parse_ibv_devinfo(source: SourceFile) -> PortsFile:
             if any(p.hca == device["name"] and p.port == number for p in result.ports):
                 raise InputError(path, line.number, f"malformed ibv_devinfo output: {device['name']} lists port "
                                  f"{number} twice", line.column)
-            port = build(IbPort, hca=device["name"], port=number, model=device.get("model"),
-                         firmware=device.get("firmware"), loc=at(path, line), lines={})
+            port = build(IbPort, hca=device["name"], port=number, tool="ibv_devinfo", model=device.get("model"),
+                         firmware=device.get("firmware"), system_guid=device.get("system_guid"),
+                         loc=at(path, line), lines={})
             result.ports.append(port)
             continue
         pair = KEY_VALUE.fullmatch(line.text)
@@ -70,6 +71,8 @@ def parse_ibv_devinfo(source: SourceFile) -> PortsFile:
                 device["model"] = f"MT{decimal(value)}"
             elif key == "fw_ver":
                 device["firmware"] = value or None
+            elif key == "sys_image_guid":
+                device["system_guid"] = "0x" + value.replace(":", "").lower() if value else None
             continue
         where = at(path, line)
         if key == "state":

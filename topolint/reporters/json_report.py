@@ -29,6 +29,7 @@ def finding_dict(f) -> dict:
         ],
         "evidence": list(f.evidence),
         "fix": f.fix,
+        "autofix": f.autofix.as_dict() if f.autofix else None,
         "fingerprint": f.fingerprint,
         "suppressed": f.suppressed,
         **({"suppression": f.suppression or "inSource", "justification": f.justification or ""}
