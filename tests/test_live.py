@@ -156,6 +156,14 @@ def test_progress_per_size_and_isolation_settings(tmp_path, mode):
     assert environment(nvlink)["NCCL_P2P_LEVEL"] == "NVL" and environment(nvlink)["NCCL_SHM_DISABLE"] == "1"
 
 
+def test_mpirun_without_nccl_debug_forwarding_is_warned_about():
+    from topolint.commands.live import launcher_warnings
+
+    assert launcher_warnings(LiveOptions(launcher="mpirun -np 16 -H a:8,b:8"))
+    assert not launcher_warnings(LiveOptions(launcher="mpirun -np 16 -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS"))
+    assert not launcher_warnings(LiveOptions(launcher="srun -N2 --ntasks-per-node=8"))
+
+
 def test_argv_and_binary_lookup(tmp_path):
     binary = find_binary("all_reduce_perf", str(STANDINS))
     assert binary == STANDINS / "all_reduce_perf"

@@ -9,6 +9,7 @@ version``). One finding per kind of problem per file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters

@@ -66,6 +66,7 @@ class LiveResult:
     output_dir: Path
     check: object  # commands.check.CheckResult of the captured output
     verdicts: list[str] = field(default_factory=list)  # plateau against expectation, per run
+    warnings: list[str] = field(default_factory=list)
 
 
 # ---- finding the binary ---------------------------------------------------------------------------
@@ -125,6 +126,18 @@ def build_argv(binary: Path, options: LiveOptions) -> list[str]:
             raise LiveError("--launcher is empty")
         return launcher + test + ["-g", "1"]
     return test + ["-g", str(local_gpus(options.gpus))]
+
+
+MPI_LAUNCHERS = ("mpirun", "mpiexec", "orterun", "prterun")
+
+
+def launcher_warnings(options: LiveOptions) -> list[str]:
+    """Open MPI passes only the variables named with -x to remote ranks (srun exports all)."""
+    words = shlex.split(options.launcher or "")
+    if words and Path(words[0]).name in MPI_LAUNCHERS and "NCCL_DEBUG" not in options.launcher:
+        return ["the launcher does not pass NCCL_DEBUG to remote ranks: add -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS "
+                "so their INFO lines reach the log (PERF003-PERF005 read them)"]
+    return []
 
 
 def environment(options: LiveOptions) -> dict[str, str]:
@@ -279,7 +292,7 @@ def run_live(options: LiveOptions) -> LiveResult:
     check = judge(options, stdout_path, stderr_path)
     verdicts = [n.split(" ", 1)[1] for n in check.notes if n.startswith(("PERF001 ", "PERF002 ")) and "plateau" in n]
     (out / REPORT_NAME).write_text("".join(f"# {v}\n" for v in verdicts) + check.render("full"), encoding="utf-8")
-    return LiveResult(argv, env, out, check, verdicts)
+    return LiveResult(argv, env, out, check, verdicts, launcher_warnings(options))
 
 
 def _row_progress(progress):
@@ -328,6 +341,8 @@ def cli(args) -> int:
     print(f"topolint live: ran {shlex.join(result.argv)}", file=sys.stderr)
     if result.environment:
         print(f"topolint live: with {' '.join(f'{k}={v}' for k, v in result.environment.items())}", file=sys.stderr)
+    for warning in result.warnings:
+        print(f"topolint live: warning: {warning}", file=sys.stderr)
     for verdict in result.verdicts[:4]:
         print(f"topolint live: {verdict}", file=sys.stderr)
     if len(result.verdicts) > 4:
