@@ -157,6 +157,12 @@ def test_log_rdma_attempts_are_failures_not_optional_plugin_noise(corpus):
     assert all(c.gdr and c.net == "Libfabric" for c in healthy.channels)
 
 
+def test_rings_and_trees(corpus):
+    log = _tests(corpus / "nccl-tests" / "aws-g4dn-2node-T4-efa-1nic-with-nccl-info_aws-do-eks.txt").log
+    assert [r.message for r in log.rings] == ["0   1", "0   1"]
+    assert log.trees[0].message == "[0] -1/-1/-1->1->0 [1] 0/-1/-1->1->-1" and log.trees[0].host == "test-nccl-efa-worker-1"
+
+
 def test_timestamped_warnings_with_plugin_signatures(corpus):
     log = _log(corpus / "nccl-log" / "aws-eks-4pod-efa-handshake-failure-rc103_nccl2.27.3_training-on-eks.log").log
     assert len(log.warnings) == 2 and "RC: 103" in log.warnings[0].message and log.warnings[0].host == "llama-3-8b-node-0-0"

@@ -154,6 +154,24 @@ def _estimate_arguments(commands) -> argparse.ArgumentParser:
     return est
 
 
+def _live_arguments(commands) -> argparse.ArgumentParser:
+    live = commands.add_parser("live", help="run nccl-tests and judge the measured bandwidth against the estimate")
+    live.add_argument("--topology", metavar="PATH", default=None, help="the nodes' NCCL topology dump (the expectation)")
+    live.add_argument("--nccl-tests", metavar="BIN_OR_DIR", default=None, help="all_reduce_perf or its folder")
+    live.add_argument("--launcher", default=None, help='multi-node: "srun -N2 --ntasks-per-node=8" or "mpirun -np 16 -H ..."')
+    live.add_argument("--collective", default="all_reduce", help="all_reduce (default), all_gather, reduce_scatter, ...")
+    live.add_argument("--sizes", default="1M..8G", help="MIN..MAX, doubling (default 1M..8G)")
+    live.add_argument("--timeout", default=900, help="seconds before the run is stopped (default 900)")
+    live.add_argument("--grace", type=float, default=10.0, help="seconds between SIGTERM and SIGKILL (default 10)")
+    live.add_argument("--isolate", choices=["nvlink", "network"], default=None, help="NVLink only, or network only")
+    live.add_argument("--gpus", type=int, default=None, help="GPUs of this node (default: nvidia-smi -L)")
+    live.add_argument("--nccl-version", default=None, help="NCCL version to assume when the log names none")
+    live.add_argument("--format", choices=["full", "concise", "json", "sarif", "github"], default="full")
+    live.add_argument("-o", "--output", type=Path, default=Path("topolint-live"),
+                      help="folder for the raw output and the report (default: topolint-live)")
+    return live
+
+
 # name -> (declares its arguments, runs it)
 COMMANDS = {
     "check": (_check_arguments, "topolint.commands.check:cli"),
@@ -162,6 +180,7 @@ COMMANDS = {
     "completion": (_completion_arguments, "topolint.commands.completion:cli"),
     "collect": (_collect_arguments, "topolint.commands.collect:command_collect"),
     "estimate": (_estimate_arguments, "topolint.commands.estimate:cli"),
+    "live": (_live_arguments, "topolint.commands.live:cli"),
 }
 
 

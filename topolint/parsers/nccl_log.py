@@ -72,6 +72,8 @@ TOPO_NODE = re.compile(
 PATHS = re.compile(r"(?P<from>(?:GPU|NET)/[0-9A-Fa-f-]+) :(?P<items>.*)$")  # paths.cc printNodePaths
 PATH_ITEM = re.compile(r"(?P<t>[A-Z]+)/(?P<id>[0-9a-fA-F-]+) \((?P<hops>\d+)/(?P<bw>[\d.]+)/(?P<pt>[A-Z]+)\)")
 CONNECTED = re.compile(r"Connected all rings\b")
+RING = re.compile(r"Channel \d+/\d+ :(?P<ranks>(?:\s+\d+)+)(?:\.\.\.)?\s*$")  # graph/rings.cc dumpLine
+TREES = re.compile(r"Trees(?P<items>(?: \[\d+\] -?\d+/-?\d+/-?\d+->\d+->-?\d+)+)\s*$")  # init.cc
 PLUGIN = re.compile(r"(?:NET|TUNER|PROFILER|ENV|GIN)/Plugin ?:|NET/OFI |Successfully loaded external plugin")
 # Lines that show an RDMA transport was tried and failed, or turned off: the expectation that
 # PERF003 needs. The healthy noise of optional plugins ("Failed to find ncclCollNetPlugin_v9
@@ -263,7 +265,11 @@ class LogReader:
         return True
 
     def _misc(self, message: str, line: LogLine, host: str) -> bool:
-        if CONNECTED.match(message):
+        ring, trees = RING.match(message), TREES.match(message)
+        if ring or trees:
+            line.message = (ring or trees).group("ranks" if ring else "items").strip()
+            (self.log.rings if ring else self.log.trees).append(line)
+        elif CONNECTED.match(message):
             self.log.connected.append(line)
         elif PLUGIN.match(message):
             self.log.plugin_lines.append(line)
