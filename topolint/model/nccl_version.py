@@ -150,7 +150,7 @@ class NcclVersion:
     @property
     def knows_pcie_suffix(self) -> bool:
         """The "16.0 GT/s PCIe" spellings are in NCCL's speed dictionary since 2.11.4."""
-        return self.at_least(11, 4)
+        return any(s.endswith("PCIe") for s, _ in self.behaviour("pci_speeds"))
 
     # ---- the IB/RoCE transport (src/transport/net_ib.cc; net_ib/connect.cc from 2.28) -------------
     @property
@@ -200,7 +200,7 @@ def _row(name: str, since: str, value, nccl: str, what: str) -> Behaviour:
     return Behaviour(name, NcclVersion.parse(since), value, nccl, what)
 
 
-_PCI_SPEEDS_OLD = (("2.5 GT/s", 15), ("5 GT/s", 30), ("8 GT/s", 60), ("16 GT/s", 120), ("32 GT/s", 240))
+_PCI_SPEEDS_OLD = (("2.5 GT/s", 15), ("5 GT/s", 30), ("8 GT/s", 60), ("16 GT/s", 120))
 _PCI_SPEEDS_SUFFIX = (("2.5 GT/s PCIe", 15), ("5.0 GT/s PCIe", 30), ("8.0 GT/s PCIe", 60), ("16.0 GT/s PCIe", 120),
                       ("32.0 GT/s PCIe", 240), ("64.0 GT/s PCIe", 480))
 _NVL_BW = {60: 18.0, 70: 20.0, 80: 20.0, 86: 12.0, 90: 20.0}
@@ -231,8 +231,12 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
          "Emerald Rapids 40 GB/s, Sapphire Rapids 22"),
     _row("amd_inter_cpu_bw", "2.0", 5000.0, "src/graph/topo.cc ncclTopoGetInterCpuBw", "AMD: LOC_BW"),
     _row("amd_inter_cpu_bw", "2.19.0", 16.0, "src/graph/topo.cc ncclTopoGetInterCpuBw AMD_BW", "AMD 16 GB/s"),
-    _row("pci_speeds", "2.0", _PCI_SPEEDS_OLD + _PCI_SPEEDS_SUFFIX, "src/graph/topo.cc kvDictPciGen",
+    _row("pci_speeds", "2.0", _PCI_SPEEDS_OLD, "src/graph/topo.cc kvDictPciGen",
          "first prefix match wins; unknown strings are Gen3 (60)"),
+    _row("pci_speeds", "2.11.4", _PCI_SPEEDS_OLD + _PCI_SPEEDS_SUFFIX, "src/graph/topo.cc kvDictPciGen",
+         "the kernel 5.7+ spellings (\"16.0 GT/s PCIe\")"),
+    _row("pci_speeds", "2.12.12", _PCI_SPEEDS_OLD + (("32 GT/s", 240),) + _PCI_SPEEDS_SUFFIX,
+         "src/graph/topo.cc kvDictPciGen", "\"32 GT/s\" (kernel 5.6 and earlier) from 2.12.12"),
     _row("pci_link_read_first", "2.0", False, "src/graph/topo.cc ncclTopoAddPci",
          "link_width/link_speed read only for a device NCCL keeps"),
     _row("pci_link_read_first", "2.30.3", True, "src/graph/topo.cc ncclTopoAddPci",
