@@ -188,3 +188,33 @@ def test_env001_knows_plugin_variables(tmp_path):
     found = json.loads(result.stdout)["findings"]
     assert len(found) == 1 and "NCCL_INSPECTOR_ENABEL" in found[0]["message"]
     assert "NCCL_INSPECTOR_ENABLE" in found[0]["message"].split("NCCL_INSPECTOR_ENABEL", 1)[1]
+
+
+# 3. The PXN relay for a NIC is its local GPU (src/graph/topo.cc ncclTopoGetLocalGpu) and must be a
+#    direct NVLink peer (src/graph/paths.cc ncclTopoComputePaths: paths[GPU][g].type <= PATH_NVL).
+def _matrix_findings(path, codes):
+    result = run_cli("check", str(path), "--format", "json", "--isolated", "--no-cache", "--select", codes)
+    return {f["message"].split(" (")[0]: f for f in json.loads(result.stdout)["findings"]}
+
+
+def test_matrix_pxn_relay_is_the_nics_local_gpu(corpus):
+    found = _matrix_findings(corpus / "nvidia-smi-topo" /
+                             "dgx1v-style-8xv100-nv1-nv2-cube-mesh-single-edr-nic_oneflow-benchmark.txt", "NUMA001")
+    assert found["GPU 7"]["severity"] == "error"  # its NVLink peer GPU3 is not mlx5_0's relay (GPU2)
+    assert found["GPU 6"]["severity"] == "warning" and "through GPU 2" in found["GPU 6"]["message"]
+
+
+# 4. NCCL gives SYS only across a CPU-to-CPU link (src/graph/paths.cc ncclTopoSetPaths, LINK_SYS):
+#    SYS in a matrix between a GPU and a NIC of one NUMA node is PHB to NCCL.
+def test_matrix_sys_within_one_numa_node_is_phb(corpus):
+    found = _matrix_findings(corpus / "nvidia-smi-topo" / "8x-rtx4090-2nic-tabs-nic-rows-short_go-gpuallocator-issue-17.txt",
+                             "NUMA001,NUMA002")
+    assert {g: found[g]["code"] for g in ("GPU 4", "GPU 5", "GPU 7")} == dict.fromkeys(("GPU 4", "GPU 5", "GPU 7"),
+                                                                                     "NUMA002")
+    assert found["GPU 0"]["code"] == "NUMA001"
+
+
+# 8. NUMA002 names NCCL 2.30.7's default GDR level, P2C (src/graph/paths.cc ncclTopoCheckGdr).
+def test_numa002_names_p2c_for_2_30_7(tmp_path):
+    found = findings(tmp_path, FAST_FAR, "--select", "NUMA002")
+    assert "NCCL_NET_GDR_LEVEL P2C" in found[0]["message"]
