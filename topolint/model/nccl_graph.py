@@ -120,6 +120,7 @@ class NcclSystem:
         self.nodes: dict[str, list[Node]] = {t: [] for t in (GPU, PCI, NVS, CPU, NIC, NET)}
         self._local_memo: dict = {}
         self._local_gpu_memo: dict = {}
+        self.flattened = 0  # Broadcom sub-switches merged (ncclTopoFlattenBcmSwitches)
         self._build()
         self._compute_paths()
 
@@ -379,6 +380,7 @@ class NcclSystem:
                                 break
                     self._remove(sub)
                 switch.attrs["device"] = device | 0xFFFF
+                self.flattened += len(subs)
                 restart = True
                 break
 
