@@ -139,6 +139,8 @@ def _estimate_arguments(commands) -> argparse.ArgumentParser:
     est.add_argument("--no-nvls", action="store_true", help="NVLink SHARP multicast is not available")
     est.add_argument("--collnet", action="store_true", help="the fabric offers CollNet/SHARP (NCCL_COLLNET_ENABLE=1)")
     est.add_argument("--oversubscription", type=float, default=1.0, help="fabric leaf-to-spine oversubscription")
+    est.add_argument("--nodes-per-leaf", type=int, default=None,
+                     help="nodes under one leaf switch (no oversubscription up to this many)")
     est.add_argument("--algorithm", default=None, help="only this NCCL algorithm (as NCCL_ALGO=...)")
     est.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
     est.add_argument("--format", choices=["text", "json", "markdown"], default="text")
