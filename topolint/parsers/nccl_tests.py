@@ -81,7 +81,11 @@ class _Tables:
         stripped = text.strip()
         column = cut + len(text) - len(text.lstrip()) + 1
         loc = self.loc(number, column)
-        for handler in (self._version, self._header, self._device, self._columns, self._footer, self._row):
+        if stripped[:1].isdigit():  # most lines of a table are rows: try them first
+            handlers = (self._row, self._header)
+        else:
+            handlers = (self._version, self._header, self._device, self._columns, self._footer)
+        for handler in handlers:
             if handler(stripped, loc):
                 return
         if self.command is None and not self.runs and COMMAND.fullmatch(stripped):
