@@ -87,6 +87,11 @@ RDMA_ATTEMPT = re.compile(
 FAILURE = re.compile(r"(?P<host>[^\s:]+): Test (?:NCCL failure|CUDA failure|timeout)\b")  # nccl-tests common.h
 
 
+def printable(text: str) -> str:
+    """Text from a log as reports may show it: control characters (terminal escapes) spelled out."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
 def strip_launcher_tag(text: str) -> tuple[str, int]:
     """(text without a launcher's tag, how many characters were cut)."""
     match = LAUNCHER_TAG.match(text)
@@ -137,8 +142,8 @@ class LogReader:
         if prefix is None:
             return self._unprefixed(text, number, offset)
         self.log.line_count += 1
-        line = _Line(self, prefix.group("level"), prefix.group("host"), decimal(prefix.group("dev")),
-                     text[prefix.end():].rstrip(), number, offset + prefix.end() + 1)
+        line = _Line(self, prefix.group("level"), printable(prefix.group("host")), decimal(prefix.group("dev")),
+                     printable(text[prefix.end():].rstrip()), number, offset + prefix.end() + 1)
         if line.level == "WARN":
             kept = line.fact()
             self.log.warnings.append(kept)
@@ -159,7 +164,8 @@ class LogReader:
             return True
         failure = FAILURE.match(stripped)
         if failure:
-            self.log.failures.append(build(LogLine, level="", host=failure.group("host"), message=stripped,
+            self.log.failures.append(build(LogLine, level="", host=printable(failure.group("host")),
+                                           message=printable(stripped),
                                            loc=self.loc(number, offset + 1)))
             return True
         return False

@@ -27,7 +27,7 @@ from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build
 from topolint.model.measured import LogLine, MeasuredFile, Placement, ResultRow, TestDevice, TestRun
 from topolint.model.numbers import decimal, printed_float
-from topolint.parsers.nccl_log import LogReader, strip_launcher_tag
+from topolint.parsers.nccl_log import LogReader, printable, strip_launcher_tag
 
 MALFORMED = "malformed nccl-tests output"  # collect.py reports these from folder walks too
 HASH = r"(?:#\s*)?"
@@ -89,7 +89,7 @@ class _Tables:
             if handler(stripped, loc):
                 return
         if self.command is None and not self.runs and COMMAND.fullmatch(stripped):
-            self.command = build(LogLine, level="", message=stripped, loc=loc)
+            self.command = build(LogLine, level="", message=printable(stripped), loc=loc)
 
     def _version(self, text: str, loc: Location) -> bool:
         version, starting = VERSION.fullmatch(text), STARTING.fullmatch(text)
@@ -101,7 +101,7 @@ class _Tables:
             run = self.current(loc)
             if run.collective is not None or run.header_loc is not None:
                 run = self.new_run(loc)
-            run.collective = starting.group("name")
+            run.collective = printable(starting.group("name"))
         return bool(version or starting)
 
     def _header(self, text: str, loc: Location) -> bool:
@@ -126,8 +126,8 @@ class _Tables:
         group = match.group("group")
         run.devices.append(build(TestDevice,
             rank=decimal(match.group("rank")), group=decimal(group) if group else None, pid=decimal(match.group("pid")),
-            host=match.group("host"), device=decimal(match.group("dev")), bus=match.group("bus").lower(),
-            model=match.group("model"), loc=loc))
+            host=printable(match.group("host")), device=decimal(match.group("dev")), bus=match.group("bus").lower(),
+            model=printable(match.group("model")), loc=loc))
         return True
 
     def _columns(self, text: str, loc: Location) -> bool:
@@ -279,9 +279,9 @@ def _parse_json(source: SourceFile) -> MeasuredFile:
         if rank is None or number is None:
             continue
         run.devices.append(build(TestDevice, rank=rank, group=_json_int(device.get("group")),
-                                 pid=_json_int(device.get("pid")), host=str(device.get("hostname") or "?"),
-                                 device=number, bus=str(device.get("device_hex") or "").lower(),
-                                 model=str(device.get("device_info") or "").strip(),
+                                 pid=_json_int(device.get("pid")), host=printable(str(device.get("hostname") or "?")),
+                                 device=number, bus=printable(str(device.get("device_hex") or "").lower()),
+                                 model=printable(str(device.get("device_info") or "").strip()),
                                  loc=device_locs[index] if index < len(device_locs) else first))
     row_locs = positions.of("size")
     for index, result in enumerate(document["results"]):
@@ -292,7 +292,7 @@ def _parse_json(source: SourceFile) -> MeasuredFile:
         run.rows.append(row)
         names = result.get("experiment_name")
         if run.collective is None and isinstance(names, str):
-            run.collective = names
+            run.collective = printable(names)
     _json_footer(document, run, positions)
     return build(MeasuredFile, path=path, kind="nccl-tests", runs=[run], log=LogReader(path).log)
 
