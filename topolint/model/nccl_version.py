@@ -121,3 +121,9 @@ class NcclVersion:
     def has_pat(self) -> bool:
         """PAT (parallel aggregated trees) for allgather/reducescatter, one GPU per node: NCCL 2.23 and later."""
         return self.at_least(23)
+
+    def gdr_read_needs_nvlink_peer(self, sm: int | None) -> bool:
+        """With NCCL_NET_GDR_READ unset (-2), ncclTopoCheckGdr enables GDR reads (sends) only for a
+        GPU that has an NVLink peer or is alone; from 2.19.1 that applies only before Ampere
+        (``gdrReadParam < 0 && gpu->gpu.cudaCompCap < 80``; src/graph/paths.cc, absent at v2.18.6-1)."""
+        return not self.at_least(19, 1) or (sm or 0) < 80

@@ -327,3 +327,17 @@ def _json_footer(document: dict, run: TestRun, positions: _Positions) -> None:
     if isinstance(average, dict):
         run.avg_busbw = _json_number(average.get("bandwidth"))
         run.avg_busbw_loc = (positions.of("average_bus_bandwidth") or [run.loc])[0]
+
+
+def summarise(measured: MeasuredFile) -> str:
+    """One line for --verbose: the runs and what the NCCL lines hold."""
+    parts = []
+    for run in measured.runs:
+        ranks = f", {len(run.devices)} ranks on {len(run.hosts)} host(s)" if run.devices else ""
+        parts.append(f"{run.collective or 'a run'}{ranks}, {len(run.rows)} rows")
+    log = measured.log
+    if log.line_count:
+        versions = sorted({v.message for v in log.versions})
+        parts.append(f"{log.line_count} NCCL lines" + (f" of NCCL {', '.join(versions)}" if versions else "")
+                     + f", {len(log.channels)} channels, {len(log.warnings)} warnings")
+    return "; ".join(parts) or "nothing measured"
