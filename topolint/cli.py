@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -76,6 +77,10 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                           help="honour only suppression comments that give a reason")
     settings.add_argument("--baseline", type=Path, default=None,
                           help="JSON baseline: findings it holds are reported as baselined, not as new")
+    settings.add_argument("--cross-file", choices=["include", "exclude", "only"], default="include",
+                          help="findings that involve several files (settings against a topology, a dump "
+                               "against a matrix): include (default), exclude (the per-file pre-commit hook) or "
+                               "only (the project hook)")
     settings.add_argument("--update-baseline", action="store_true",
                           help="write the current findings to --baseline (entries that no longer match drop out)")
     add_fix_arguments(check)
@@ -127,6 +132,10 @@ def _estimate_arguments(commands) -> argparse.ArgumentParser:
     est.add_argument("--colocated", action="store_true", help="parameter servers run on the worker nodes")
     est.add_argument("--nvlinks", type=int, default=None,
                      help="NVLinks per GPU to NVSwitches, for static topology files that state none")
+    est.add_argument("--nic-gbps", type=float, default=None, help="speed of NICs the input states none for, Gb/s")
+    est.add_argument("--gpu-sm", type=int, default=None, help="SM of GPUs the input states none for, e.g. 90")
+    est.add_argument("--pcie-gen", type=int, choices=[3, 4, 5, 6], default=None,
+                     help="PCIe generation for nvidia-smi topo -m input (default: 4, stated as assumed)")
     est.add_argument("--no-nvls", action="store_true", help="NVLink SHARP multicast is not available")
     est.add_argument("--collnet", action="store_true", help="the fabric offers CollNet/SHARP (NCCL_COLLNET_ENABLE=1)")
     est.add_argument("--oversubscription", type=float, default=1.0, help="fabric leaf-to-spine oversubscription")
@@ -199,6 +208,9 @@ def _command_collect(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # pydantic looks for plugins in the metadata of every installed distribution the first time a
+    # model is built (a tenth of a config-only check); the command line uses none.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:
@@ -218,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"topolint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - a bug outside any one input or rule: one line, exit 2
+        from topolint.engine.internal import InternalError, describe
+
+        print(InternalError("the run", f"topolint {args.command}", describe(exc)).line(), file=sys.stderr)
         return EXIT_ERROR
     finally:
         if collecting:

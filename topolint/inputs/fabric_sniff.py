@@ -22,7 +22,7 @@ _IBDEV2NETDEV = re.compile(r"\A(?:[^\n]*ibdev2netdev[^\n]*\n)?\s*(?:[0-9a-fA-F:.
 _SHOW_GIDS = re.compile(r"^\s*DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV\s*$", re.M)
 _MLNX_QOS = re.compile(r"^\s*(?:PFC configuration:|Priority trust state:|dscp2prio mapping:|tc: \d+ ratelimit:|"
                        r"[^\n]*\bprio-pfc\s+\d:(?:on|off)|dscp-prio\s+\d+:\d)", re.M)
-_SYSFS = re.compile(r"\A\s*(?:/sys/class/(?:net|infiniband)/\S+?(?::|\s=\s)|[^\n]*[#$]\s*cat\s+/sys/class/(?:net|infiniband)/)")
+_SYSFS = re.compile(r"\A\s*(?:/sys/class/(?:net|infiniband)/\S+?(?::|\s=\s)|[^\n]*[#$]\s*(?:cat|grep(?:\s+-\w+)*\s+\.)\s+/sys/class/(?:net|infiniband)/)")
 _ETHTOOL = re.compile(r"^(?:[^\n]*?:\s*)?Settings for [^\s:]+:\s*$", re.M)
 _ETHTOOL_FIELDS = re.compile(r"^\s+Speed: (?:\d+Mb/s|Unknown!)\s*$.*^\s+(?:Duplex|Link detected|Auto-negotiation|Lanes):",
                              re.M | re.S)

@@ -13,7 +13,7 @@ import re
 from topolint.inputs.source import SourceFile
 from topolint.model.fabric import NetdevLink, NetdevMap
 from topolint.model.facts import build
-from topolint.model.numbers import decimal
+from topolint.model.numbers import decimal, pci_address
 from topolint.parsers._lines import PROMPT, at, malformed, numbered
 
 LINK = re.compile(r"(?:(?P<pci>[0-9a-fA-F:.]+)\s+)?(?P<hca>[A-Za-z][\w.-]*)(?:\s+\(.*?\).*?)?\s+port\s+(?P<port>\d+)"
@@ -32,5 +32,5 @@ def parse_ibdev2netdev(source: SourceFile) -> NetdevMap:
             raise malformed("ibdev2netdev", path, line, EXPECTED)
         result.links.append(build(NetdevLink, hca=match.group("hca"), port=decimal(match.group("port")),
                                   netdev=match.group("netdev"), netdev_up=match.group("up") == "Up",
-                                  loc=at(path, line)))
+                                  pci=pci_address(match.group("pci")), loc=at(path, line)))
     return result

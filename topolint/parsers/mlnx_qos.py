@@ -26,7 +26,7 @@ from topolint.parsers._lines import PROMPT, Line, at, malformed, numbered
 from topolint.parsers.sysfs_dump import SysfsReader, sysfs_line
 
 WRAPPER = re.compile(r"=+\s*show configuration for device\s+(\S+)(?:\s*/\s*(\S+?))?\s*=+")
-COMMAND = re.compile(r".*\bmlnx_qos\b.*?(?:-i\s*|--interface[= ])(\S+).*")
+COMMAND = re.compile(r".*\b(?:mlnx_qos\b.*?(?:-i\s*|--interface[= ])|dcb\s+(?:pfc|app)\s+show\s+dev\s+)(\S+).*")
 TRUST = re.compile(r"Priority trust (?:state|mode):\s*(\w+)", re.I)
 DSCP_ROW = re.compile(r"prio:\s*(\d)\s+dscp:\s*([\d,\s]*)")
 PRIORITY_ROW = re.compile(r"priority((?:\s+\d){8})")
@@ -52,7 +52,7 @@ def parse_mlnx_qos(source: SourceFile) -> QosFile:
 
     def current(line: Line, interface: str | None = None, hca: str | None = None) -> QosPort:
         nonlocal port
-        if port is None or interface is not None:
+        if port is None or (interface is not None and (interface, hca) != (port.interface, port.hca)):
             port = build(QosPort, interface=interface, hca=hca, trust=None, pfc=None, dscp2prio={},
                          loc=at(path, line), lines={})
             result.ports.append(port)
