@@ -172,3 +172,23 @@ def test_a_file_without_nccl_lines_is_not_a_log():
     with pytest.raises(InputError):
         parse_nccl_log(SourceFile("x.log", "hello\nworld\n"))
     assert sniff("hello NCCL world\nNCCL_DEBUG=INFO python train.py\n") is None
+
+
+def test_hostile_inputs_are_escaped_bounded_or_tl001(tmp_path):
+    escaped = _log_text("evil\x1b7:1:2 [0] NCCL INFO Using network \x1b]0;pwned\x07Socket\n")
+    assert escaped.networks[0].message == "\\x1b]0;pwned\\x07Socket" and escaped.networks[0].host == "evil\\x1b7"
+    nested = tmp_path / "nested.json"
+    nested.write_text('{"version":3,"nccl_version":1,"results":' + "[" * 100000 + "]" * 100000 + '}')
+    result = run_cli("check", nested, "--format", "concise")
+    assert result.exit_code == 2 and "TL001" in result.stdout and "Traceback" not in result.stderr
+    long_line = tmp_path / "long.log"
+    long_line.write_text("host:1:2 [0] NCCL INFO Channel 00/0 : " + "9" * 2_000_000 + "\n")
+    assert _log(long_line).log.channels == []
+    huge = tmp_path / "huge-number.txt"
+    huge.write_text("#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+                    + "9" * 40 + "  1  float  sum  -1  1.0  1.0  1.0  0  1.0  1.0  1.0  0\n")
+    assert run_cli("check", huge, "--format", "concise").exit_code == 2
+
+
+def _log_text(text: str):
+    return parse_nccl_log(SourceFile("x.log", text)).log

@@ -151,6 +151,11 @@ class _Collector:
 
                 node.notes.append(f"{source.path}: NCCL graph XML ({summarise(facts)})")
                 self.result.notes.append(node.notes[-1])
+            elif fmt in ("nccl-tests", "nccl-log"):
+                from topolint.parsers.nccl_tests import summarise as summarise_measured
+
+                node.notes.append(f"{source.path}: {fmt} ({summarise_measured(facts)})")
+                self.result.notes.append(node.notes[-1])
 
     def settle(self, cache) -> None:
         """Parse what the cache cannot answer for: changed nodes, and nodes with config files.
