@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
-from topolint.checks import load_check
+from topolint.checks import check_needs, load_check
 from topolint.engine.explain import link_explanations
 from topolint.engine.finding import Finding, Hit, entity_fingerprint
 from topolint.engine.internal import InternalError, describe, node_input
@@ -131,18 +131,40 @@ def _hits(rule: RuleDefinition, module, context, params, result: RunResult, wher
         return []
 
 
+def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tuple[list[tuple], dict]:
+    """prepare() for the config checks and the node checks some node has the inputs of; and every
+    check's NEEDS. A run of config files alone so imports none of the hardware checks."""
+    needs: dict[str, tuple] = {}
+    for rule in rules:
+        if rule.check != "inputs":
+            found = check_needs(rule.check)
+            try:
+                needs[rule.code] = found if found is not None else tuple(load_check(rule.check).NEEDS)
+            except ValueError as exc:  # no such check
+                raise RuleError(f"{rule.source}: {exc}") from None
+    if any(node.pending for node in collection.nodes):  # a lazy collection: inputs known once parsed
+        return prepare([r for r in rules if r.code in needs]), needs
+    offered = [node.available() for node in collection.nodes if node.cached is None]
+    runnable = [r for r in rules if r.code in needs and (
+        "config" in needs[r.code] or any(all(n in available for n in needs[r.code]) for available in offered))]
+    return prepare(runnable), needs
+
+
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
     result = RunResult()
     # A run the cache answers entirely needs no check module (nor what they import).
     fresh = collection.configs or any(node.cached is None for node in collection.nodes)
-    prepared = prepare(rules) if fresh else []
+    prepared, needs = (_prepare_runnable(rules, collection) if fresh else ([], {}))
     if collection.configs and options.gdr_level is None:
         from topolint.checks._config import configured_gdr_level
 
         options.gdr_level, note = configured_gdr_level(collection.configs)
         if note:
             result.notes.append(note)
-    node_rules = [p for p in prepared if "config" not in p[1].NEEDS]
+    by_code = {p[0].code: p for p in prepared}
+    # (rule, module, params); module None: no node has its inputs, so it was not imported.
+    node_rules = [(r, *(by_code[r.code][1:] if r.code in by_code else (None, None))) for r in rules
+                  if r.code in needs and "config" not in needs[r.code]]
     unreadable = _UnreadableNodes(collection)
     keep = {id(node) for node in collection.topology_nodes}  # config rules read them after the loop
     for node in collection.nodes:
@@ -155,7 +177,7 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             collection.materialize(node)  # a lazy collection: parsed now, dropped after its checks
         first_finding, first_note = len(result.findings), len(result.notes)
         errors_before = len(result.internal_errors)
-        _check_node(node, rules, node_rules, collection, options, result)
+        _check_node(node, rules, node_rules, needs, collection, options, result)
         if cache is not None and node.cache_key and node.name not in unreadable.names() \
                 and len(result.internal_errors) == errors_before:
             cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:],
@@ -172,14 +194,14 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
     return result
 
 
-def _check_node(node: NodeModel, rules, node_rules, collection: Collection, options: RunOptions,
+def _check_node(node: NodeModel, rules, node_rules, needs: dict, collection: Collection, options: RunOptions,
                 result: RunResult) -> None:
     # fabric rules read NCCL_IB_TC and friends; PERF rules judge against --topology
     context = CheckContext(node, options, collection.configs, topology_nodes=collection.topology_nodes)
     available = node.available()
     ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
     for rule, module, params in node_rules:
-        missing = [need for need in module.NEEDS if need not in available]
+        missing = [need for need in needs[rule.code] if need not in available]
         if missing:
             result.notes.append(f"{rule.code} not run on node {node.name}: no {', '.join(missing)} input")
             continue

@@ -157,6 +157,11 @@ class _Collector:
 
                 node.notes.append(f"{source.path}: NCCL graph XML ({summarise(facts)})")
                 self.result.notes.append(node.notes[-1])
+            elif fmt in ("nccl-tests", "nccl-log"):
+                from topolint.parsers.nccl_tests import summarise as summarise_measured
+
+                node.notes.append(f"{source.path}: {fmt} ({summarise_measured(facts)})")
+                self.result.notes.append(node.notes[-1])
 
     def settle(self, cache) -> None:
         """Parse what the cache cannot answer for: changed nodes, and nodes with config files.
@@ -178,13 +183,16 @@ class _Collector:
     def config(self, config, source: SourceFile, path: str, node: NodeModel) -> None:
         """Infra files go to Collection.configs; their sources stay with the node for reports."""
         for skipped in config.skipped:
-            self.result.notes.append(f"{path}:{skipped.line}: skipped, {skipped.reason}")
+            self.result.notes.append(f"{skipped.path or path}:{skipped.line}: skipped, {skipped.reason}")
         if config.format == "helm-template":
             return
         if not config.has_content():
             self.result.notes.append(f"{path}: skipped, {config.format} file with no NCCL settings or launch options")
             return
         node.sources[source.path] = source
+        for sourced in config.included:  # shell `source`: findings point into these files too
+            sourced.format = sourced.format or "shell"
+            node.sources.setdefault(sourced.path, sourced)
         self.result.configs.append(config)
         self.result.notes.append(f"{path}: {config.format} config, {len(config.settings)} NCCL settings, "
                                  f"{len(config.launch)} launch facts")
@@ -323,6 +331,10 @@ def collect(paths: list[str], node_name: str | None = None, stdin_filename: str 
             else:
                 collector.load_file(Path(raw), node, explicit=True)
         collector.result.nodes.insert(0, node)
+    if any(config.format == "envfile" for config in collector.result.configs):
+        from topolint.inputs import env_consumers
+
+        env_consumers.settle(collector.result)
     if cache is not None:
         collector.settle(cache)
     return collector.result
