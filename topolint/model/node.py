@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from topolint.inputs.source import SourceFile
 from topolint.model.fabric import FabricFile
 from topolint.model.facts import GraphFile, NvlinkStatus, TopologyFile, TopoMatrix
+from topolint.model.measured import MeasuredFile
 from topolint.model.host import (
     BundleManifest, HwlocTopology, KernelCmdline, KernelLog, LspciFile, NumaTable, VirtEvidence,
 )
@@ -38,7 +39,7 @@ class NodeModel:
     hwloc: list[HwlocTopology] = field(default_factory=list)  # lstopo XML
     bundle: BundleManifest | None = None  # the node bundle it was read from (inputs/bundle.py)
     fabric: list[FabricFile] = field(default_factory=list)  # ibstat, show_gids, ethtool, mounts... (model/fabric.py)
-    measured: list = field(default_factory=list)  # MeasuredFile (model/measured.py): nccl-tests output, NCCL logs
+    measured: list[MeasuredFile] = field(default_factory=list)  # model/measured.py: nccl-tests output, NCCL logs
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
     # until the result cache has said whether this node needs checking at all.
@@ -61,7 +62,7 @@ class NodeModel:
             getattr(self, HOST_FACTS[type(facts)][0]).append(facts)
         elif isinstance(facts, FabricFile):
             self.fabric.append(facts)
-        elif type(facts).__name__ == "MeasuredFile":  # by name: model.measured loads only with its parsers
+        elif isinstance(facts, MeasuredFile):
             self.measured.append(facts)
         else:
             raise TypeError(f"no place for {type(facts).__name__} in a node")
@@ -98,6 +99,8 @@ class NodeModel:
         if "topology-dump" in kinds or "lspci" in kinds:
             kinds.add("topology-dump or lspci")
         kinds.update(k for f in self.fabric for k in f.kinds())  # ports, gids, qos, ethtool, interfaces, routes, mounts
+        if kinds & {"topology-dump", "ethtool", "ports"}:
+            kinds.add("link speeds")  # NET005: a dump's net speeds, ethtool speeds or port rates
         if any(m.runs for m in self.measured):
             kinds.add("nccl-tests")  # nccl-tests tables (rules PERF001, PERF002, PERF006)
         if any(m.log.line_count for m in self.measured):
