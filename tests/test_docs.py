@@ -65,7 +65,11 @@ def test_every_check_module_exists():
 EXAMPLE_KINDS = {"xml": {"topology", "topology-dump", "topology or matrix", "complete topology or matrix",
                          "complete topology or matrix, or nvlink-status"},
                  "text": {"matrix", "topology or matrix", "complete topology or matrix",
-                          "complete topology or matrix, or nvlink-status", "matrix or bundle"}}
+                          "complete topology or matrix, or nvlink-status", "input that can be partial"},
+                 "lspci": {"lspci", "topology-dump or lspci"},
+                 "dmesg": {"dmesg", "dmesg or cmdline"},
+                 "nccl-tests": {"nccl-tests", "nccl-log"},  # nccl-tests output (INFO lines may be inside)
+                 "nccl-log": {"nccl-log"}}
 EXAMPLE_KINDS["xml"].add("link speeds")  # NET005 reads a dump's net speeds too
 # Fabric outputs (one file each, written as bad.txt / good.txt and recognised by content).
 EXAMPLE_KINDS.update({"ibstat": {"ports", "link speeds"}, "ibv_devinfo": {"ports", "link speeds"},
