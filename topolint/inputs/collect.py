@@ -162,6 +162,9 @@ class _Collector:
 
                 node.notes.append(f"{source.path}: {fmt} ({summarise_measured(facts)})")
                 self.result.notes.append(node.notes[-1])
+            for note in getattr(facts, "verbose_notes", lambda: [])():  # what a parsed file says for --verbose
+                node.notes.append(f"{source.path}: {note}")
+                self.result.notes.append(node.notes[-1])
 
     def settle(self, cache) -> None:
         """Parse what the cache cannot answer for: changed nodes, and nodes with config files.
