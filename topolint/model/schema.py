@@ -200,38 +200,37 @@ def _to_pydantic_type(annotation: Any) -> Any:
     return origin[mapped if len(mapped) > 1 else mapped[0]]
 
 
-def _from_pydantic(value: Any) -> Any:
-    declared = getattr(type(value), "_declared_model", None)
-    if declared is not None:
-        obj = declared.__new__(declared)
-        object.__setattr__(obj, "__dict__", {k: _from_pydantic(v) for k, v in value.__dict__.items()})
-        return obj
+def _walk(value: Any, convert) -> Any:
+    """``value`` with ``convert`` applied to each model in it, through lists, tuples and dicts
+    (``convert`` returns _MISSING for what is not a model)."""
+    converted = convert(value)
+    if converted is not _MISSING:
+        return converted
     if isinstance(value, list):
-        return [_from_pydantic(v) for v in value]
+        return [_walk(v, convert) for v in value]
     if isinstance(value, tuple):
-        return tuple(_from_pydantic(v) for v in value)
+        return tuple(_walk(v, convert) for v in value)
     if isinstance(value, dict):
-        return {k: _from_pydantic(v) for k, v in value.items()}
+        return {k: _walk(v, convert) for k, v in value.items()}
     return value
+
+
+def _declared_instance(value: Any) -> Any:
+    declared = getattr(type(value), "_declared_model", None)
+    if declared is None:
+        return _MISSING
+    obj = declared.__new__(declared)
+    object.__setattr__(obj, "__dict__", {k: _from_pydantic(v) for k, v in value.__dict__.items()})
+    return obj
+
+
+def _from_pydantic(value: Any) -> Any:
+    return _walk(value, _declared_instance)
 
 
 def _as_pydantic(value: Any) -> Any:
-    if isinstance(value, Model):
-        return value._as_pydantic()
-    if isinstance(value, list):
-        return [_as_pydantic(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_as_pydantic(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _as_pydantic(v) for k, v in value.items()}
-    return value
+    return _walk(value, lambda v: v._as_pydantic() if isinstance(v, Model) else _MISSING)
 
 
 def _dump(value: Any) -> Any:
-    if isinstance(value, Model):
-        return value.model_dump()
-    if isinstance(value, (list, tuple)):
-        return [_dump(v) for v in value] if isinstance(value, list) else tuple(_dump(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _dump(v) for k, v in value.items()}
-    return value
+    return _walk(value, lambda v: v.model_dump() if isinstance(v, Model) else _MISSING)
