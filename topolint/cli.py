@@ -132,9 +132,15 @@ def _estimate_arguments(commands) -> argparse.ArgumentParser:
     est.add_argument("--colocated", action="store_true", help="parameter servers run on the worker nodes")
     est.add_argument("--nvlinks", type=int, default=None,
                      help="NVLinks per GPU to NVSwitches, for static topology files that state none")
+    est.add_argument("--nic-gbps", type=float, default=None, help="speed of NICs the input states none for, Gb/s")
+    est.add_argument("--gpu-sm", type=int, default=None, help="SM of GPUs the input states none for, e.g. 90")
+    est.add_argument("--pcie-gen", type=int, choices=[3, 4, 5, 6], default=None,
+                     help="PCIe generation for nvidia-smi topo -m input (default: 4, stated as assumed)")
     est.add_argument("--no-nvls", action="store_true", help="NVLink SHARP multicast is not available")
     est.add_argument("--collnet", action="store_true", help="the fabric offers CollNet/SHARP (NCCL_COLLNET_ENABLE=1)")
     est.add_argument("--oversubscription", type=float, default=1.0, help="fabric leaf-to-spine oversubscription")
+    est.add_argument("--nodes-per-leaf", type=int, default=None,
+                     help="nodes under one leaf switch (no oversubscription up to this many)")
     est.add_argument("--algorithm", default=None, help="only this NCCL algorithm (as NCCL_ALGO=...)")
     est.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
     est.add_argument("--format", choices=["text", "json", "markdown"], default="text")
@@ -150,6 +156,24 @@ def _estimate_arguments(commands) -> argparse.ArgumentParser:
     return est
 
 
+def _live_arguments(commands) -> argparse.ArgumentParser:
+    live = commands.add_parser("live", help="run nccl-tests and judge the measured bandwidth against the estimate")
+    live.add_argument("--topology", metavar="PATH", default=None, help="the nodes' NCCL topology dump (the expectation)")
+    live.add_argument("--nccl-tests", metavar="BIN_OR_DIR", default=None, help="all_reduce_perf or its folder")
+    live.add_argument("--launcher", default=None, help='multi-node: "srun -N2 --ntasks-per-node=8" or "mpirun -np 16 -H ..."')
+    live.add_argument("--collective", default="all_reduce", help="all_reduce (default), all_gather, reduce_scatter, ...")
+    live.add_argument("--sizes", default="1M..8G", help="MIN..MAX, doubling (default 1M..8G)")
+    live.add_argument("--timeout", default=900, help="seconds before the run is stopped (default 900)")
+    live.add_argument("--grace", type=float, default=10.0, help="seconds between SIGTERM and SIGKILL (default 10)")
+    live.add_argument("--isolate", choices=["nvlink", "network"], default=None, help="NVLink only, or network only")
+    live.add_argument("--gpus", type=int, default=None, help="GPUs of this node (default: nvidia-smi -L)")
+    live.add_argument("--nccl-version", default=None, help="NCCL version to assume when the log names none")
+    live.add_argument("--format", choices=["full", "concise", "json", "sarif", "github"], default="full")
+    live.add_argument("-o", "--output", type=Path, default=Path("topolint-live"),
+                      help="folder for the raw output and the report (default: topolint-live)")
+    return live
+
+
 # name -> (declares its arguments, runs it)
 COMMANDS = {
     "check": (_check_arguments, "topolint.commands.check:cli"),
@@ -158,6 +182,7 @@ COMMANDS = {
     "completion": (_completion_arguments, "topolint.commands.completion:cli"),
     "collect": (_collect_arguments, "topolint.commands.collect:command_collect"),
     "estimate": (_estimate_arguments, "topolint.commands.estimate:cli"),
+    "live": (_live_arguments, "topolint.commands.live:cli"),
 }
 
 
@@ -217,6 +242,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"topolint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - a bug outside any one input or rule: one line, exit 2
+        from topolint.engine.internal import InternalError, describe
+
+        print(InternalError("the run", f"topolint {args.command}", describe(exc)).line(), file=sys.stderr)
         return EXIT_ERROR
     finally:
         if collecting:

@@ -108,7 +108,7 @@ class CheckResult:
         return any(at_or_above(f, self.fail_level) for f in self.active)
 
     def exit_code(self, exit_zero: bool = False) -> int:
-        if self.report.unreadable:
+        if self.report.unreadable or self.report.internal_errors:
             return EXIT_ERROR
         return EXIT_FINDINGS if self.failing and not exit_zero else EXIT_CLEAN
 
@@ -328,6 +328,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     everything = result.findings + suppression.apply(result.findings, sources, rules, node_of, result.ran,
                                                      plan.require_reason)
     everything.sort(key=Finding.sort_key)
+    everything = _unique(everything)  # a sourced file read on its own and from a script: one finding
     for f in everything:
         if f.code in config.severity:
             f.severity = config.severity[f.code]
@@ -352,10 +353,23 @@ def run_check(options: CheckOptions) -> CheckResult:
         project_root=plan.project_root.resolve(),
         nccl_version=str(plan.version),
         unreadable=unreadable,
+        internal_errors=result.internal_errors,
     )
+    messages += [error.line() for error in result.internal_errors]
     notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen]
     return CheckResult(findings=findings, report=report, fail_level=plan.fail_level, nccl_version=str(plan.version),
                        config_path=plan.loaded.path, notes=notes, messages=messages)
+
+
+def _unique(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple] = set()
+    kept = []
+    for finding in findings:
+        key = (*finding.sort_key(), finding.severity, finding.fingerprint)
+        if key not in seen:
+            seen.add(key)
+            kept.append(finding)
+    return kept
 
 
 def settings(options: CheckOptions) -> dict[str, object]:

@@ -56,9 +56,12 @@ def parse_docker_env_file(source: SourceFile) -> ConfigFile:
 
 
 def parse_literal_lines(lines: list[str], config: ConfigFile, first_line: int = 1, scope: str = "file",
-                        how: str | None = None, path: str | None = None) -> None:
-    """``VAR=value`` lines with the value as written (nccl.conf, .deepspeed_env), from ``first_line``."""
+                        how: str | None = None, path: str | None = None, expanded: bool = False,
+                        loc=None) -> None:
+    """``VAR=value`` lines with the value as written (nccl.conf, .deepspeed_env), from ``first_line``.
+    ``expanded``: the lines come from an unquoted heredoc, so a ``$`` value is computed, not literal."""
     path = path or config.path
+    loc = loc or config.loc
     for number, text in enumerate(lines, first_line):
         stripped = text.strip()
         if not stripped or stripped.startswith("#"):
@@ -70,7 +73,10 @@ def parse_literal_lines(lines: list[str], config: ConfigFile, first_line: int = 
         indent, export, name, raw = match.groups()
         if name.startswith("NCCL_"):
             column = len(indent) + len(export or "") + 1
-            config.settings.append(EnvSetting(name, raw.strip(), config.loc(number, column), scope, how or config.format,
+            value = raw.strip()
+            if expanded and ("$" in value or "`" in value):
+                value = None
+            config.settings.append(EnvSetting(name, value, loc(number, column), scope, how or config.format,
                                               path, raw=stripped))
 
 
