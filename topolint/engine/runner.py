@@ -99,10 +99,13 @@ def input_findings(rules: dict[str, RuleDefinition], collection: Collection) -> 
     return findings
 
 
+def _is_default(field, value) -> bool:
+    default = field.get_default(call_default_factory=True)
+    return type(value) is type(default) and value == default
+
+
 def prepare(rules: list[RuleDefinition]) -> list[tuple]:
     """Each rule with its check module and typed parameters; RuleError names a bad definition."""
-    from pydantic import ValidationError
-
     prepared = []
     for rule in rules:
         if rule.check == "inputs":
@@ -110,11 +113,13 @@ def prepare(rules: list[RuleDefinition]) -> list[tuple]:
         try:
             module = load_check(rule.check)
             model = module.Parameters
-            needs_validation = rule.parameters or any(f.is_required() for f in model.model_fields.values())
-            # Without values the typed defaults apply: skip validation (and its schema build).
+            fields = model.model_fields
+            given = [k for k, v in rule.parameters.items() if k not in fields or not _is_default(fields[k], v)]
+            needs_validation = given or any(f.is_required() for f in fields.values())
+            # Values that are the typed defaults need no validation (nor pydantic, nor a schema build).
             parameters = model(**rule.parameters) if needs_validation else model.model_construct()
             prepared.append((rule, module, parameters))
-        except (ValueError, ValidationError, TypeError) as exc:
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
             raise RuleError(f"{rule.source}: {exc}") from None
     return prepared
 

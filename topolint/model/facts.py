@@ -8,25 +8,14 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from topolint.model.schema import ConfigDict, Field
+from topolint.model.schema import Model as BaseModel
 
 DeviceKind = Literal["gpu", "nic", "bridge", "nvswitch", "cpu", "other", "unknown"]
 TopologyKind = Literal["dump", "static"]
 
 
 _FIELD_DEFAULTS: dict[type, tuple[dict, tuple]] = {}
-
-
-class _SharedFieldsSet(frozenset):
-    """The names a fact was built with, shared by every fact built with the same names: one set
-    per fact was the largest single cost of a 2,000-node cluster (issue 7). pydantic adds a name
-    on assignment; shared, that is a no-op (``model_fields_set`` keeps the names built with)."""
-
-    def add(self, name: str) -> None:
-        pass
-
-
-_FIELDS_SETS: dict[tuple, _SharedFieldsSet] = {}
 
 
 def build(cls, **values):
@@ -51,15 +40,8 @@ def build(cls, **values):
     for name, factory in fresh:
         if name not in values:
             data[name] = factory()
-    key = (cls, *values)
-    fields_set = _FIELDS_SETS.get(key)
-    if fields_set is None:
-        fields_set = _FIELDS_SETS[key] = _SharedFieldsSet(values)
     obj = cls.__new__(cls)
     object.__setattr__(obj, "__dict__", data)
-    object.__setattr__(obj, "__pydantic_fields_set__", fields_set)
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
     return obj
 
 
