@@ -65,7 +65,7 @@ def test_every_check_module_exists():
 EXAMPLE_KINDS = {"xml": {"topology", "topology-dump", "topology or matrix", "complete topology or matrix",
                          "complete topology or matrix, or nvlink-status"},
                  "text": {"matrix", "topology or matrix", "complete topology or matrix",
-                          "complete topology or matrix, or nvlink-status", "matrix or bundle"},
+                          "complete topology or matrix, or nvlink-status", "input that can be partial"},
                  "lspci": {"lspci", "topology-dump or lspci"},
                  "dmesg": {"dmesg", "dmesg or cmdline"},
                  "nccl-tests": {"nccl-tests", "nccl-log"},  # nccl-tests output (INFO lines may be inside)

@@ -158,3 +158,96 @@ def test_findings_on_the_bottleneck_qualify_the_estimate(corpus):
     assert ps["bottleneck"]["link"] == "PCIe"
     assert [f["code"] for f in marked] == ["TOPO003"] and marked[0]["entity"] == ps["bottleneck"]["entity"]
     assert "[bottleneck of parameter_server]" in run_cli("estimate", corpus / OCI_H100, "--nodes", "8").stdout
+
+
+@pytest.mark.parametrize("version, nvls_one_node, nvls_tree_two_nodes", [
+    # 2.28+: 40 x 0.85 x 7/8 x 2 = 59.5 per channel x 8 (tuning.cc nvlsEfficiency); on two nodes the
+    # per-channel NVLSTree cap 57.7 binds (perChMaxNVLSTreeBws).
+    ("2.30.7", 476.0, 461.6), ("2.28.9", 476.0, 461.6),
+    # before 2.28: min(bwIntra, bwInter) = 40 per channel x 8 x 5/6 = 266.7 algbw, i.e. busbw x 14/8
+    # on one node and x 30/16 on two (tuning.cc at v2.27.7-1).
+    ("2.27.7", 466.7, 500.0), ("2.21.5", 466.7, 500.0),
+])
+def test_nvls_model_follows_the_nccl_version(version, nvls_one_node, nvls_tree_two_nodes):
+    from tests.conftest import FIXTURES
+
+    h100 = collect([str(FIXTURES / "estimate" / "hgx-h100-8gpu-8x400g.xml")]).nodes
+    assert estimate(h100, version=version).algorithm("nvls").busbw_GBps == pytest.approx(nvls_one_node, rel=0.003)
+    two = estimate(h100, nodes=2, version=version)
+    assert two.algorithm("nvls_tree").busbw_GBps == pytest.approx(nvls_tree_two_nodes, rel=0.003)
+
+
+def test_algorithms_by_version():
+    from tests.conftest import FIXTURES
+
+    h100 = collect([str(FIXTURES / "estimate" / "hgx-h100-8gpu-8x400g.xml")]).nodes
+    assert "nvls" not in [a.name for a in estimate(h100, version="2.16.5").algorithms]  # NVLS from 2.17
+    assert "nvls_tree" not in [a.name for a in estimate(h100, nodes=2, version="2.17.1").algorithms]
+    one_gpu = estimate(h100, nodes=4, gpus_per_node=1, collective="allgather", size=1 << 30, version="2.23.4")
+    assert "pat" in [a.name for a in one_gpu.algorithms]
+    older = estimate(h100, nodes=4, gpus_per_node=1, collective="allgather", size=1 << 30, version="2.22.3")
+    assert "pat" not in [a.name for a in older.algorithms]
+
+
+A100_MATRIX = "nvidia-smi-topo/a100-8gpu-nv12-compacted-spacing_ml-engineering.txt"
+DGX1V_MATRIX = "nvidia-smi-topo/dgx1v-style-8xv100-nv1-nv2-cube-mesh-single-edr-nic_oneflow-benchmark.txt"
+
+
+def test_matrix_input_nvswitch(corpus):
+    """NV12 between every pair of 8 GPUs is NVSwitch (84 > 18 links): the ring is the XML's 240."""
+    est = estimate(nodes_of(corpus / A100_MATRIX), options=Options(gpu_sm=80))
+    ring = est.algorithm("ring")
+    assert est.selected == "ring" and ring.busbw_GBps == pytest.approx(240, rel=0.005)
+    assert ring.bottleneck.entity.endswith("/gpu/0") and ring.bottleneck.line == 2
+    assert any("nvidia-smi topo -m matrix" in a and "Gen4 x16 assumed" in a for a in est.assumptions)
+
+
+def test_matrix_input_cube_mesh_packs_six_rings(corpus):
+    """DGX-1V hybrid cube-mesh: NV1/NV2 to four peers, 6 links x 20 GB/s: six 20 GB/s rings fit
+    (two over each doubled link, one over each single one); a greedy order finds only two."""
+    est = estimate(nodes_of(corpus / DGX1V_MATRIX), options=Options(gpu_sm=70))
+    assert est.algorithm("ring").channels == 6
+    assert est.algorithm("ring").busbw_GBps == pytest.approx(120, rel=0.005)
+
+
+def test_matrix_nic_speed_from_option(corpus):
+    bare = estimate(nodes_of(corpus / DGX1V_MATRIX), nodes=2, options=Options(gpu_sm=70))
+    told = estimate(nodes_of(corpus / DGX1V_MATRIX), nodes=2, options=Options(gpu_sm=70, nic_gbps=100))
+    assert told.algorithm("ring").busbw_GBps == pytest.approx(12, rel=0.01)  # one EDR port: 12 GB/s channels
+    assert bare.algorithm("ring").busbw_GBps < 2
+    assert told.algorithm("ring").bottleneck.entity.endswith("/nic/mlx5_0:1")
+
+
+def test_cluster_is_min_combined_and_names_the_slow_node(tmp_path):
+    """Two hosts, one with a port down and a slow rail. NCCL aligns the ranks' graphs element by
+    element (src/init.cc: the fewest channels, the least bwIntra and bwInter): the healthy host's
+    8 channels at the degraded host's 24 GB/s, below either host alone; the bottleneck is on b."""
+    from tests.conftest import FIXTURES
+
+    cluster = tmp_path / "cluster"
+    for name in ("a", "b"):
+        (cluster / name).mkdir(parents=True)
+        (cluster / name / "topo.xml").write_text(
+            (FIXTURES / "estimate" / "hgx-h100-8gpu-8x400g.xml").read_text(encoding="utf-8"), encoding="utf-8")
+    (cluster / "b" / "ibstat.txt").write_text(IBSTAT, encoding="utf-8")
+    both = estimate(collect([str(cluster)]).nodes, nodes=4)
+    degraded = estimate(_node_dir(tmp_path / "single", {"ibstat.txt": IBSTAT}), nodes=4)
+    ring = both.algorithm("ring")
+    assert ring.channels == 8 and degraded.algorithm("ring").channels == 13
+    assert ring.busbw_GBps == pytest.approx(8 * 24, rel=0.01)
+    assert ring.busbw_GBps < degraded.algorithm("ring").busbw_GBps
+    assert ring.bottleneck.entity == "b/nic/mlx5_1:1"
+
+
+def test_oversubscription_applies_beyond_one_leaf():
+    from tests.conftest import FIXTURES
+
+    h100 = collect([str(FIXTURES / "estimate" / "hgx-h100-8gpu-8x400g.xml")]).nodes
+    fabric = Options(oversubscription=4, nodes_per_leaf=8)
+    within = estimate(h100, nodes=8, options=fabric)
+    across = estimate(h100, nodes=16, options=fabric)
+    blocking = estimate(h100, nodes=16, options=Options(oversubscription=4))
+    assert within.algorithm("ring").busbw_GBps == pytest.approx(estimate(h100, nodes=8).algorithm("ring").busbw_GBps)
+    assert across.algorithm("ring").busbw_GBps == pytest.approx(blocking.algorithm("ring").busbw_GBps)
+    assert across.algorithm("ring").busbw_GBps < within.algorithm("ring").busbw_GBps / 3.5
+    assert any("4:1 oversubscription" in a for a in across.assumptions)

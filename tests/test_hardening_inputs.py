@@ -188,3 +188,44 @@ def test_permission_errors_without_root(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "scandir", denied_scandir)
     result = check("node", cwd=tmp_path)
     assert result.exit_code == 2 and ("TL001", "node") in codes(result)
+
+
+# ---- YAML and Python launchers: bounded nesting and alias expansion (TL001, not RecursionError) ----
+def _laughs(depth: int, width: int = 9) -> str:
+    text = "a0: &a0 [NCCL_DEBUG]\n"
+    for i in range(1, depth):
+        text += f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]\n"
+    return text
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("env: &x [*x]\n", "an alias refers to a node that contains it"),
+    ("spec: &s {containers: [{name: c, env: *s}]}\n", "an alias refers to a node that contains it"),
+    (_laughs(9), "aliases expand to more than"),
+    ("[" * 100_000 + "]" * 100_000, "nested deeper than"),  # crashed the process (libyaml recursion)
+    ("a:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, 150)), "nested deeper than"),
+], ids=["self-alias", "alias-in-own-map", "laughs", "flow-nesting", "block-nesting"])
+def test_hostile_yaml_is_tl001(tmp_path, text, problem):
+    (tmp_path / "job.yaml").write_text("# NCCL_DEBUG\n" + text, encoding="utf-8")
+    result = run_subprocess(["job.yaml", "--format", "json"], tmp_path, timeout=120)
+    assert result.returncode == 2, result.stderr
+    (finding,) = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "TL001"]
+    assert problem in finding["message"]
+
+
+def test_yaml_aliases_used_a_few_times_still_read(tmp_path):
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+            "  - name: a\n    image: x\n    env: &env\n    - {name: NCCL_IB_HCA, value: mlx5_0}\n"
+            "  - name: b\n    image: x\n    env: *env\n")
+    (tmp_path / "pod.yaml").write_text(text, encoding="utf-8")
+    result = check("pod.yaml", "--verbose", cwd=tmp_path)
+    assert result.exit_code in (0, 1)
+    assert "2 NCCL settings" in result.stderr
+
+
+@pytest.mark.parametrize("expression", ["a+" * 200_000 + "a", "-" * 100_000 + "1", "(" * 300 + ")" * 300])
+def test_deeply_nested_python_launcher_is_tl001(tmp_path, expression):
+    (tmp_path / "launch.py").write_text(f"import os\nos.environ['NCCL_DEBUG'] = {expression}\n", encoding="utf-8")
+    result = check("launch.py", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["findings"][0]["message"].startswith("cannot read launch.py: Python syntax error")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import run_cli
+from conftest import FIXTURES, run_cli
 
 from topolint.inputs.sniff import sniff
 from topolint.inputs.source import InputError, SourceFile
@@ -214,3 +214,18 @@ def test_hwloc_osdev_type_is_an_enum_before_hwloc_3_and_a_bit_mask_after():
     assert [o.osdev_class for o in _parse(parse_hwloc, v2).os_devices] == ["openfabrics"]
     v3 = HWLOC.replace('subtype="OpenFabrics" osdev_type="48"', 'osdev_type="16"')
     assert [o.osdev_class for o in _parse(parse_hwloc, v3).os_devices] == ["network"]
+
+
+HOST_FORMATS = ("lspci", "dmesg", "cmdline", "numactl", "hwloc")
+HOST_FIXTURES = sorted(p for p in (FIXTURES / "rules").glob("**/*") if p.is_file() and p.suffix in (".txt", ".xml")
+                       and sniff(p.read_text(encoding="utf-8", errors="replace")) in HOST_FORMATS)
+
+
+@pytest.mark.parametrize("sample", HOST_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_host_fixture_facts_match_the_schema(sample):
+    """Parsers build facts without validation (fast path); the schema still holds for what they build."""
+    from topolint.parsers.registry import parse
+
+    text = sample.read_text(encoding="utf-8")
+    facts = parse(sniff(text), SourceFile(path=sample.name, text=text))
+    type(facts).model_validate(facts.model_dump())

@@ -131,8 +131,11 @@ def test_grace_c2c_nic_is_p2c_from_2_27(version, expected, gdr):
     assert net_path(s, "0019:01:00.0", "mlx5_0").type == "SYS"
 
 
-def test_path_order_changed_between_2_27_and_2_28():
-    assert NcclVersion.parse("2.27.7").rank("P2C") > NcclVersion.parse("2.27.7").rank("PXN")
+def test_path_order_only_2_27_3_has_pxn_before_p2c():
+    # include/graph.h: PATH_P2C is 7 after PATH_PXN 6 in v2.27.3-1 only; v2.27.5-1 swapped them.
+    assert NcclVersion.parse("2.27.3").rank("P2C") > NcclVersion.parse("2.27.3").rank("PXN")
+    assert NcclVersion.parse("2.27.5").rank("P2C") < NcclVersion.parse("2.27.5").rank("PXN")
+    assert NcclVersion.parse("2.27.7").rank("P2C") < NcclVersion.parse("2.27.7").rank("PXN")
     assert NcclVersion.parse("2.28.9").rank("P2C") < NcclVersion.parse("2.28.9").rank("PXN")
     assert NcclVersion.parse("2.30.7").rank("NODE") == NcclVersion.parse("2.30.7").rank("PHB")
 

@@ -4,6 +4,7 @@ the plateau against nccl-tests' average, and the topology findings a gap names."
 from __future__ import annotations
 
 import json
+import re
 
 from conftest import FIXTURES, run_cli
 
@@ -22,8 +23,11 @@ def test_h200_vm_run_is_below_a_third_of_the_estimate_for_its_shape(corpus):
     assert [(f["code"], f["line"]) for f in findings] == [("PERF001", 29)]
     finding = findings[0]
     # The plateau is the best of the largest sizes (57.78 at 2.7 GB), never the 27.5 average.
-    assert "57.78 GB/s at 2592 MiB is 13% of the" in finding["message"]
-    assert "topolint estimate (nvls_tree) on fixtures/estimate/hgx-h200-8gpu-8x400g.xml" in finding["message"]
+    verdict = re.search(r"57.78 GB/s at 2592 MiB is (\d+)% of the ([\d.]+) GB/s expected", finding["message"])
+    assert verdict and int(verdict.group(1)) < 33
+    # No NVLS channels in the output: judged against the best algorithm without NVLink SHARP.
+    assert "(topolint estimate (ring) on fixtures/estimate/hgx-h200-8gpu-8x400g.xml)" in finding["message"]
+    assert any(re.search(r"with NVLS the estimate is [\d.]+ GB/s", e) for e in finding["evidence"])
     assert any("2 x 8 ranks, allreduce of 2717908992 B" in e for e in finding["evidence"])
     assert any("'Avg bus bandwidth' 27.5091 averages every size" in e for e in finding["evidence"])
     assert result.exit_code == 1
@@ -33,7 +37,8 @@ def test_h200_bare_metal_run_meets_the_estimate(corpus):
     good = corpus / "nccl-tests" / "h200-2node-baremetal-good-475GBps_nccl-tests-issue-256.txt"
     result = run_cli("check", good, "--topology", H200, "--select", "PERF", "--format", "concise", "-v")
     assert result.exit_code == 0 and "All checks passed." in result.stdout
-    assert "plateau 488.81 GB/s at 9 GiB is 106% of 460.8 GB/s" in result.stderr
+    verdict = re.search(r"plateau 488.81 GB/s at 9 GiB is (\d+)% of [\d.]+ GB/s \(topolint estimate", result.stderr)
+    assert verdict and int(verdict.group(1)) >= 80
 
 
 def test_launcher_line_gives_the_shape_when_the_device_list_is_missing(corpus):

@@ -4,6 +4,7 @@ entities and evidence, the GPUs a port serves, and NCCL's RoCE marking."""
 from __future__ import annotations
 
 from topolint.engine.finding import Hit, Related
+from topolint.model.fabric import virtual_interface  # noqa: F401 (the checks' name for it)
 from topolint.model.fabric_view import FabricView, PortView
 from topolint.model.node import nic_entity
 
@@ -32,7 +33,10 @@ def port_hit(context, port: PortView, location, **fields) -> Hit:
     gpus, net_loc, bus = fabric(context).gpus_served(context, port.hca, port.port)
     hit.fields["gpus"] = ", ".join(gpus) if gpus else "no GPU known"
     hit.fields["serves"] = f"; nearest NIC of {hit.fields['gpus']}" if gpus else ""
-    if net_loc is not None:
+    if net_loc is not None and gpus and gpus[0].startswith("the GPU at"):  # lspci's tree, no dump
+        hit.evidence.append(f"{where(net_loc)}: {port.hca} is at {bus}; lspci shows {', '.join(gpus)} under the "
+                            "same PCIe switch")
+    elif net_loc is not None:
         hit.related.append(Related(location=net_loc, entity=nic_entity(context.node.name, port.hca, port.port),
                                    message=f"{port.hca} ({bus or 'no PCI device'}) in the NCCL topology dump"))
         hit.evidence.append(f"{where(net_loc)}: the NCCL dump places {port.hca} at {bus or 'no PCI device'}; "
@@ -65,13 +69,6 @@ def literal_env(context, name: str) -> list:
 
 def link_rate(mbps: float) -> str:
     return f"{mbps / 1000:g} Gb/s" if mbps >= 1000 else f"{mbps:g} Mb/s"
-
-
-VIRTUAL_PREFIXES = ("lo", "docker", "veth", "virbr", "br-", "cali", "tun", "flannel", "cni", "vxlan", "kube-ipvs")
-
-
-def virtual_interface(name: str) -> bool:
-    return name == "lo" or name.startswith(VIRTUAL_PREFIXES[1:])
 
 
 def running_address(interface) -> tuple[bool, str]:

@@ -200,6 +200,14 @@ def _estimated(context, measured: MeasuredFile, nodes: list, plateau: Plateau, s
     chosen = result.selected_estimate
     if chosen is None:
         return Expectation(None, reason="estimate gives no NCCL algorithm for this shape")
+    nvls_seen = any((c.nvls or 0) > 0 for c in measured.log.counts)
+    without_nvls = [a for a in result.algorithms if a.model == "nccl-tuning" and not a.name.startswith("nvls")]
+    unconfirmed = None
+    if chosen.name.startswith("nvls") and not nvls_seen and without_nvls:
+        # NVLink SHARP needs the fabric manager / IMEX at run time, which no input shows: without
+        # an "N nvls channels" line (N > 0) judge against the best algorithm without it.
+        unconfirmed = chosen
+        chosen = max(without_nvls, key=lambda a: a.busbw_GBps)
     topology = result.inputs["topologies"][0]
     source = (f"topolint estimate for {hosts} x {shape.ranks_per_host} ranks, {shape.collective} of "
               f"{plateau.size} B on {topology} ({said}): {chosen.name} {chosen.busbw_GBps:.1f} GB/s, bounded by "
@@ -207,6 +215,9 @@ def _estimated(context, measured: MeasuredFile, nodes: list, plateau: Plateau, s
     evidence = [source] + [f"estimate: {a}" for a in result.assumptions[2:4]]
     if nvls_off:
         evidence.append("the log shows 0 NVLS channels: estimated without NVLink SHARP")
+    if unconfirmed is not None:
+        evidence.append(f"NVLink SHARP is not confirmed by the output (no 'nvls channels' line above 0): judged "
+                        f"against {chosen.name}; with NVLS the estimate is {unconfirmed.busbw_GBps:.1f} GB/s")
     ring = next((a for a in result.algorithms if a.name == "ring"), None)
     if ring is not None and ring is not chosen:
         evidence.append(f"estimate: ring alone would give {ring.busbw_GBps:.1f} GB/s")

@@ -68,9 +68,10 @@ def pci_ancestors(pci_by_bus: dict, pci) -> list:
 
 
 def nearest_fabric_net(system, gpu: Gpu, fabric: list) -> tuple | None:
-    """The fabric NET a GPU reaches best before PXN (type, then bandwidth), or None."""
+    """The fabric NET a GPU reaches best before PXN: most bandwidth, then the best type, as
+    src/graph/topo.cc ncclTopoGetLocal ranks them (a 400G NIC at PHB beats a 100G one at PIX)."""
     raw = system.raw_paths[gpu.bus_id]
-    reachable = [(system.version.rank(raw[n].type), -raw[n].bw, n) for n in fabric if n in raw]
+    reachable = [(-raw[n].bw, system.version.rank(raw[n].type), n) for n in fabric if n in raw]
     return min(reachable)[2] if reachable else None
 
 

@@ -4,8 +4,9 @@ NCCL decides GDR per connection and per direction (src/transport/net.cc: sendSet
 ``ncclTopoCheckGdr(..., read=1, ...)``, recvSetup ``read=0``) and prints ``/GDRDMA`` after the
 device when it is on. ``ncclTopoCheckGdr`` (src/graph/paths.cc) needs GDR support on the GPU
 and the NIC and a GPU-NIC distance within NCCL_NET_GDR_LEVEL (PXN: the proxy GPU's distance);
-sends (GDR reads) are further off when NCCL_NET_GDR_READ=0, and before Ampere (sm < 80) unless
-the GPU has an NVLink peer or is alone. The model's decision (model/system.py ``gdr_enabled``)
+sends (GDR reads) are further off when NCCL_NET_GDR_READ=0, and by default for a GPU without an
+NVLink peer that is not alone: before Ampere since 2.19.1, on every GPU before that
+(NcclVersion.gdr_read_needs_nvlink_peer). The model's decision (model/system.py ``gdr_enabled``)
 is taken per direction; a channel without /GDRDMA whose direction the model allows is reported,
 once per GPU, NIC and direction. Without a topology the rule cannot say GDR was possible and
 stays silent (--verbose says so).
@@ -46,8 +47,8 @@ def _read_allowed(system, gpu, log) -> str | None:
     read = setting(log, "NCCL_NET_GDR_READ")
     if read is not None and read.value.strip() == "0":
         return f"{where(read.loc)}: NCCL_NET_GDR_READ=0"
-    if (gpu.sm or 0) < 80 and len(system.gpus) > 1 and not system.nvlink_peers(gpu):
-        return f"GPU sm{gpu.sm} without an NVLink peer: NCCL keeps GDR reads off before Ampere"
+    if system.version.gdr_read_needs_nvlink_peer(gpu.sm) and len(system.gpus) > 1 and not system.nvlink_peers(gpu):
+        return f"GPU sm{gpu.sm} without an NVLink peer: NCCL {system.version} keeps GDR reads off by default"
     return None
 
 

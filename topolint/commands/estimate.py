@@ -57,11 +57,11 @@ def run_estimate(paths: list[str], sizes: list[int], nodes: int | None = None, g
     from topolint.inputs.collect import collect
 
     collection = collect(paths)
-    usable = [n for n in collection.nodes if any(t.gpus for t in n.topologies)]
+    usable = [n for n in collection.nodes if _has_topology(n)]
     if not usable:
         if collection.problems:
             return EstimateRun([], collection.problems)
-        raise EstimateUsageError("no NCCL topology XML with GPUs among the inputs")
+        raise EstimateUsageError("no NCCL topology XML or nvidia-smi topo -m matrix with GPUs among the inputs")
     try:
         estimates = estimate_sizes(usable, nodes, gpus_per_node, collective, sizes, version, options)
     except EstimateError as exc:
@@ -90,6 +90,10 @@ def topology_findings(paths: list[str], version, estimates: list) -> list[dict]:
         found.append({"code": f.code, "severity": f.severity, "message": f.message, "path": f.path,
                       "line": f.line, "entity": f.entity, "on_bottleneck_of": on})
     return found
+
+
+def _has_topology(node) -> bool:
+    return any(t.gpus for t in node.topologies) or any(m.kind == "topo" and m.rows for m in node.matrices)
 
 
 def crossovers(estimates: list) -> list[dict]:
@@ -302,11 +306,11 @@ def run_training(paths: list[str], node_counts: list[int], spec, gpus_per_node: 
     from topolint.inputs.collect import collect
 
     collection = collect(paths)
-    usable = [n for n in collection.nodes if any(t.gpus for t in n.topologies)]
+    usable = [n for n in collection.nodes if _has_topology(n)]
     if not usable:
         if collection.problems:
             return TrainingRun(spec, [], problems=collection.problems)
-        raise EstimateUsageError("no NCCL topology XML with GPUs among the inputs")
+        raise EstimateUsageError("no NCCL topology XML or nvidia-smi topo -m matrix with GPUs among the inputs")
     try:
         rows = sweep(usable, node_counts, spec, gpus_per_node, version, options)
         from topolint.estimate import estimate
@@ -440,7 +444,9 @@ def cli(args) -> int:
         sizes = parse_sizes(args.size, args.sizes)
         options = Options(nvls=False if args.no_nvls else None, collnet=args.collnet, servers=args.servers,
                           colocated=args.colocated, oversubscription=max(1.0, args.oversubscription),
-                          algorithm=(args.algorithm or "").lower() or None, nvlinks=args.nvlinks)
+                          nodes_per_leaf=args.nodes_per_leaf,
+                          algorithm=(args.algorithm or "").lower() or None, nvlinks=args.nvlinks,
+                          nic_gbps=args.nic_gbps, gpu_sm=args.gpu_sm, pcie_gen=args.pcie_gen)
         if getattr(args, "model_params", None):
             return _training_cli(args, version, options)
         run = run_estimate(args.paths, sizes, args.nodes, args.gpus_per_node, args.collective, version, options)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from topolint.checks import load_check
+from topolint.checks import check_needs, load_check
 from topolint.engine.explain import link_explanations
 from topolint.engine.finding import Finding, Hit, entity_fingerprint
 from topolint.engine.rule import RuleDefinition, RuleError
+from topolint.engine.internal import InternalError, describe, node_input
 from topolint.inputs.collect import Collection
 from topolint.model.facts import Location, build
 from topolint.model.nccl_version import NcclVersion
@@ -53,6 +54,7 @@ class RunResult:
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     ran: dict[str, set[str]] = field(default_factory=dict)  # node name -> codes of the rules that ran on it
+    internal_errors: list[InternalError] = field(default_factory=list)  # bugs in checks (engine/internal.py)
 
 
 def _format(template: str, fields: dict[str, Any], rule: RuleDefinition) -> str:
@@ -116,19 +118,53 @@ def prepare(rules: list[RuleDefinition]) -> list[tuple]:
     return prepared
 
 
+def _hits(rule: RuleDefinition, module, context, params, result: RunResult, where: str) -> list[Hit]:
+    """The check's hits, or none and an internal error when it raises: a bug in one rule costs that
+    rule's result on that input, not the run (RuleError, a bad definition, stays a usage error)."""
+    try:
+        return list(module.check(context, params))
+    except RuleError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any bug: reported as an internal error, exit 2
+        result.internal_errors.append(InternalError(where, rule.code, describe(exc)))
+        return []
+
+
+def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tuple[list[tuple], dict]:
+    """prepare() for the config checks and the node checks some node has the inputs of; and every
+    check's NEEDS. A run of config files alone so imports none of the hardware checks."""
+    needs: dict[str, tuple] = {}
+    for rule in rules:
+        if rule.check != "inputs":
+            found = check_needs(rule.check)
+            try:
+                needs[rule.code] = found if found is not None else tuple(load_check(rule.check).NEEDS)
+            except ValueError as exc:  # no such check
+                raise RuleError(f"{rule.source}: {exc}") from None
+    offered = [node.available() for node in collection.nodes if node.cached is None]
+    runnable = [r for r in rules if r.code in needs and (
+        "config" in needs[r.code] or any(all(n in available for n in needs[r.code]) for available in offered))]
+    return prepare(runnable), needs
+
+
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
-    result = RunResult(findings=input_findings({r.code: r for r in rules}, collection))
+    result = RunResult(findings=input_findings({r.code: r for r in rules}, collection),
+                       internal_errors=[InternalError(path, rule, describe(exc))
+                                        for path, rule, exc, _ in collection.internal_errors])
     # A run the cache answers entirely needs no check module (nor what they import).
     fresh = collection.configs or any(node.cached is None for node in collection.nodes)
-    prepared = prepare(rules) if fresh else []
+    prepared, needs = (_prepare_runnable(rules, collection) if fresh else ([], {}))
     if collection.configs and options.gdr_level is None:
         from topolint.checks._config import configured_gdr_level
 
         options.gdr_level, note = configured_gdr_level(collection.configs)
         if note:
             result.notes.append(note)
-    node_rules = [p for p in prepared if "config" not in p[1].NEEDS]
-    unreadable_nodes = {p.node for p in collection.problems}
+    by_code = {p[0].code: p for p in prepared}
+    # (rule, needs, module, params); module None: no node has its inputs, so it was not imported.
+    node_rules = [(r, *(by_code[r.code][1:] if r.code in by_code else (None, None))) for r in rules
+                  if r.code in needs and "config" not in needs[r.code]]
+    unreadable_nodes = {p.node for p in collection.problems} | {e[3] for e in collection.internal_errors}
     for node in collection.nodes:
         if node.cached is not None:  # unchanged since a run the cache remembers
             result.findings.extend(cache.findings(node.cached))
@@ -136,21 +172,23 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             result.ran.setdefault(node.name, set()).update(node.cached["ran"])
             continue
         first_finding, first_note = len(result.findings), len(result.notes)
+        errors_before = len(result.internal_errors)
         # fabric rules read NCCL_IB_TC and friends; PERF rules judge against --topology
         context = CheckContext(node, options, collection.configs, topology_nodes=collection.topology_nodes)
         available = node.available()
         ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
         for rule, module, params in node_rules:
-            missing = [need for need in module.NEEDS if need not in available]
+            missing = [need for need in needs[rule.code] if need not in available]
             if missing:
                 result.notes.append(f"{rule.code} not run on node {node.name}: no {', '.join(missing)} input")
                 continue
             ran.add(rule.code)
-            for hit in module.check(context, params):
+            for hit in _hits(rule, module, context, params, result, node_input(node)):
                 result.findings.append(to_finding(rule, node.name, hit))
             result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # --verbose shows a selected rule's notes
             context.notes.clear()
-        if cache is not None and node.cache_key and node.name not in unreadable_nodes:
+        if cache is not None and node.cache_key and node.name not in unreadable_nodes \
+                and len(result.internal_errors) == errors_before:
             cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:], ran, node.notes)
     run_config_checks(prepared, collection, options, result)
     result.findings.sort(key=Finding.sort_key)
@@ -184,5 +222,5 @@ def run_config_checks(prepared: list[tuple], collection: Collection, options: Ru
             continue
         for name in set(node_of.values()):
             result.ran.setdefault(name, set()).add(rule.code)
-        for hit in module.check(context, params):
+        for hit in _hits(rule, module, context, params, result, "the config files"):
             result.findings.append(to_finding(rule, node_of.get(hit.location.path, "-"), hit))

@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from topolint.estimate.model import Options, estimate_sizes
+from topolint.estimate.model import estimate_sizes
+from topolint.estimate.results import Options
 
 DTYPE_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1}
 FIRST_BUCKET_BYTES = 1 << 20  # torch DDP: dist._DEFAULT_FIRST_BUCKET_BYTES
@@ -119,15 +120,18 @@ def step(models, nodes: int, spec: TrainingSpec, gpus_per_node: int | None = Non
          options: Options | None = None) -> StepEstimate:
     buckets = spec.buckets()
     compute = spec.forward_ms + spec.backward_ms
-    probe = estimate_sizes(models, nodes, gpus_per_node, "allreduce", [buckets[-1]], version, options)[0]
-    ranks, gpus = probe.inputs["ranks"], probe.inputs["ranks"]
+    probe = estimate_sizes(models, nodes, gpus_per_node, "allreduce", sorted(set(buckets)), version, options)
+    ranks, gpus = probe[0].inputs["ranks"], probe[0].inputs["ranks"]
     if ranks <= 1:
         return StepEstimate(nodes, gpus, 0, "none", None, 0.0, 0.0, compute, 1.0 if compute else 0.0,
                             gpus / compute if compute else 0.0)
     wires = [_wire(spec, b, ranks) for b in buckets]
     collective = wires[0][0]
     sizes = sorted({size for _, size in wires})
-    by_size = dict(zip(sizes, estimate_sizes(models, nodes, gpus_per_node, collective, sizes, version, options)))
+    if collective == "allreduce":
+        by_size = {e.inputs["size_bytes"]: e for e in probe}
+    else:
+        by_size = dict(zip(sizes, estimate_sizes(models, nodes, gpus_per_node, collective, sizes, version, options)))
     largest = by_size[max(size for _, size in wires)]
     per_bucket = [by_size[size] for _, size in wires]
     algorithms = []

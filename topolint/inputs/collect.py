@@ -41,6 +41,7 @@ class Collection:
     configs: list = field(default_factory=list)  # ConfigFile: infra files (model/config.py), not nodes
     topology_nodes: list[NodeModel] = field(default_factory=list)  # from --topology, for config rules
     unparsed: dict = field(default_factory=dict)  # path -> SourceFile read as text but not parsed (TL001)
+    internal_errors: list = field(default_factory=list)  # (input, "parser FORMAT", exception, node): parser bugs
 
 
 @lru_cache(maxsize=4096)
@@ -83,6 +84,7 @@ class _Collector:
     def load(self, source: SourceFile | None, path: str, node: NodeModel, explicit: bool,
              loader=None, hint: str | None = None) -> None:
         """``hint``: the format a bundle manifest names, for outputs no content identifies."""
+        fmt = None
         try:
             if source is None:
                 source = loader()
@@ -109,6 +111,14 @@ class _Collector:
             if source is not None:
                 self.result.unparsed[source.path] = source  # reports can still show the line
             self.unreadable(exc, path, node, explicit)
+        except Exception as exc:  # noqa: BLE001 - a parser bug: an internal error (exit 2), the run goes on
+            self.parser_bug(path, fmt, exc, node, source)
+
+    def parser_bug(self, path: str, fmt: str | None, exc: Exception, node: NodeModel, source) -> None:
+        self.result.internal_errors.append((path, f"parser {fmt or 'sniff'}", exc, node.name))
+        node.sources.pop(path, None)
+        if source is not None:
+            self.result.unparsed[source.path] = source
 
     def over_budget(self, path: str, node: NodeModel) -> None:
         if self.budget.refused == 1:
@@ -132,11 +142,19 @@ class _Collector:
                 self.result.unparsed[source.path] = node.sources.pop(source.path)
                 self.unreadable(exc, source.path, node, explicit)
                 continue
+            except Exception as exc:  # noqa: BLE001 - a parser bug: an internal error (exit 2)
+                self.parser_bug(source.path, fmt, exc, node, source)
+                continue
             node.add(facts)
             if isinstance(facts, GraphFile):
                 from topolint.parsers.nccl_graph_xml import summarise
 
                 node.notes.append(f"{source.path}: NCCL graph XML ({summarise(facts)})")
+                self.result.notes.append(node.notes[-1])
+            elif fmt in ("nccl-tests", "nccl-log"):
+                from topolint.parsers.nccl_tests import summarise as summarise_measured
+
+                node.notes.append(f"{source.path}: {fmt} ({summarise_measured(facts)})")
                 self.result.notes.append(node.notes[-1])
 
     def settle(self, cache) -> None:

@@ -44,6 +44,7 @@ class SourceFile:
     lines: list[str] = field(default_factory=list, repr=False)
     format: str | None = None
     suppressions: list = field(default_factory=list, repr=False)
+    bom: bool = False  # the file started with a UTF-8 byte order mark (decoding drops it)
 
     def line_text(self, line: int) -> str:
         if not self.lines:
@@ -105,12 +106,14 @@ def read_source(path: str, real_path: Path | str) -> SourceFile:
             data = read_bounded(handle.read)  # never more than the limit, whatever the size
     except OSError as exc:
         raise InputError(path, 1, f"cannot read: {exc.strerror or exc}") from None
-    return SourceFile(path=path, text=decode_input(path, data), real_path=real_path)
+    return SourceFile(path=path, text=decode_input(path, data), real_path=real_path,
+                      bom=data.startswith(b"\xef\xbb\xbf"))
 
 
 def read_stream(path: str, stream) -> SourceFile:
     """Standard input (``-``), bounded like a file."""
-    return SourceFile(path, decode_input(path, read_bounded(stream.read)))
+    data = read_bounded(stream.read)
+    return SourceFile(path, decode_input(path, data), bom=data.startswith(b"\xef\xbb\xbf"))
 
 
 class InputBudget:

@@ -66,6 +66,7 @@ class NetdevLink(Fact):
     port: int
     netdev: Optional[str] = None
     netdev_up: Optional[bool] = None
+    pci: Optional[str] = None  # -v: the HCA's PCI address, normalised (0000:17:00.0)
     loc: Location
 
 
@@ -233,6 +234,14 @@ class SysfsDump(FabricFile):
 
 
 FABRIC_KINDS = (PortsFile, NetdevMap, GidTable, QosFile, SysfsDump, EthtoolFile, InterfacesFile, RoutesFile, MountsFile)
+
+
+# Interfaces that are not the node's network: loopback, containers, bridges, tunnels, CNI overlays.
+VIRTUAL_PREFIXES = ("docker", "veth", "virbr", "br-", "cali", "tun", "flannel", "cni", "vxlan", "kube-ipvs")
+
+
+def virtual_interface(name: str) -> bool:
+    return name == "lo" or name.startswith(VIRTUAL_PREFIXES)
 
 
 def netdev_entity(node: str, name: str) -> str:

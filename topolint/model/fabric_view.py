@@ -28,6 +28,7 @@ from topolint.model.fabric import (
 )
 from topolint.model.numbers import ipv4_address, ipv4_in, ipv4_network
 
+RDMA_TOOLS = ("ibstat", "ibstatus", "ibv_devinfo", "ibdev2netdev", "show_gids")
 # Tool order when several report one port: ibv_devinfo knows MTUs, ibstat rates, ibstatus subnets.
 _TOOL_ORDER = {"ibstat": 0, "ibv_devinfo": 1, "ibstatus": 2}
 
@@ -114,22 +115,33 @@ class FabricView:
 
     @cached_property
     def tool_failures(self) -> list:
-        """Lines where an RDMA tool said it failed (ibpanic, "Failed to get IB devices list")."""
-        return [loc for f in self._of("ports") for loc in f.failures]
+        """Lines where an RDMA tool said it failed (ibpanic, "Failed to get IB devices list"), and
+        the bundle manifest's lines for RDMA tools that failed, timed out, were missing or refused."""
+        found = [loc for f in self._of("ports") for loc in f.failures]
+        bundle = getattr(self.node, "bundle", None)
+        if bundle is not None:
+            found += [c.loc for c in bundle.failed if c.argv and c.argv[0] in RDMA_TOOLS]
+        return found
 
     @cached_property
     def gids(self) -> list[Gid]:
         return [g for f in self._of("gids") for g in f.gids]
 
-    def _netdev_of(self, hca: str, port: int):
+    @cached_property
+    def _netdevs(self) -> dict[tuple[str, int], tuple[str, object]]:
+        """(hca, port) -> (netdev, the line that says so): ibdev2netdev first, then the GID tables."""
+        found: dict[tuple[str, int], tuple[str, object]] = {}
         for netdev_map in self._of("netdev-map"):
             for link in netdev_map.links:
-                if (link.hca, link.port) == (hca, port) and link.netdev:
-                    return link.netdev, link.loc
+                if link.netdev:
+                    found.setdefault((link.hca, link.port), (link.netdev, link.loc))
         for gid in self.gids:
-            if (gid.hca, gid.port) == (hca, port) and gid.netdev:
-                return gid.netdev, gid.loc
-        return None, None
+            if gid.netdev:
+                found.setdefault((gid.hca, gid.port), (gid.netdev, gid.loc))
+        return found
+
+    def _netdev_of(self, hca: str, port: int):
+        return self._netdevs.get((hca, port), (None, None))
 
     def fabric_of(self, port: PortView) -> tuple[str, str] | None:
         """(link layer, subnet) of a port: an IB subnet prefix, or the IPv4 network of a RoCE port's
@@ -144,8 +156,16 @@ class FabricView:
                     return ("ethernet", f"{base >> 24}.{base >> 16 & 255}.{base >> 8 & 255}.{base & 255}/{length}")
         return None
 
+    @cached_property
+    def _ports_by_netdev(self) -> dict[str, PortView]:
+        found: dict[str, PortView] = {}
+        for view in self.ports.values():
+            if view.netdev:
+                found.setdefault(view.netdev, view)
+        return found
+
     def hca_of_netdev(self, netdev: str) -> PortView | None:
-        return next((p for p in self.ports.values() if p.netdev == netdev), None)
+        return self._ports_by_netdev.get(netdev)
 
     @property
     def roce(self) -> bool:
@@ -253,4 +273,41 @@ class FabricView:
                         if any(k == key for k, _ in system.nearest_nets(gpu))]
                 labels = [f"GPU {g.dev if g.dev is not None else '?'} ({g.bus_id})" for g in gpus]
                 return labels, net.loc, nic.bus_id
-        return [], None, None
+        return self._gpus_under_switch(hca)
+
+    # ---- the PCIe tree without a dump: ibdev2netdev -v / hwloc give the HCA's address, lspci the tree
+    def pci_of(self, hca: str) -> tuple[str | None, object]:
+        for netdev_map in self._of("netdev-map"):
+            for link in netdev_map.links:
+                if link.hca == hca and link.pci:
+                    return link.pci, link.loc
+        for topology in getattr(self.node, "hwloc", []):
+            for device in topology.os_devices:
+                if device.name == hca and device.bus_id:
+                    return device.bus_id, device.loc
+        return None, None
+
+    def _gpus_under_switch(self, hca: str) -> tuple[list[str], object, str | None]:
+        """GPUs that share a PCIe switch with the HCA in lspci's tree (the path NCCL calls PIX or
+        PXB): those pick it as their nearest NIC. ([], None, address) when lspci does not say."""
+        address, loc = self.pci_of(hca)
+        devices = {d.address: d for f in getattr(self.node, "lspci", []) for d in f.devices if d.address}
+        if address is None or address not in devices:
+            return [], None, address
+
+        def switches(start: str) -> set[str]:
+            """Bridges above a device, up to (not including) its root port."""
+            found, current = set(), devices.get(start)
+            while current is not None and current.parent and len(found) < 32:
+                parent = devices.get(current.parent)
+                if parent is None or (parent.port_type or "").startswith("Root"):
+                    break
+                found.add(parent.address)
+                current = parent
+            return found
+
+        mine = switches(address)
+        gpus = [d for d in devices.values() if (d.class_code or "").startswith(("0300", "0302"))
+                or (d.class_name or "") in ("3D controller", "VGA compatible controller") and (d.vendor_id or "10de") == "10de"]
+        served = sorted(d.address for d in gpus if mine & switches(d.address))
+        return [f"the GPU at {a}" for a in served], loc if served else None, address

@@ -152,6 +152,33 @@ class XmlElementStat(Fact):
     loc: Location
 
 
+class XmlNode(Fact):
+    """One element of a topology file as NCCL's own parser keeps it: name, attributes, children
+    in file order. The NCCL graph port (model/nccl_graph.py) walks this, as topo.cc walks its
+    ncclXml."""
+
+    name: str
+    attrs: dict[str, str] = {}
+    children: list["XmlNode"] = []
+    loc: Location
+
+    def kids(self, name: str | None = None) -> list["XmlNode"]:
+        return self.children if name is None else [c for c in self.children if c.name == name]
+
+    def first(self, name: str) -> Optional["XmlNode"]:
+        return next((c for c in self.children if c.name == name), None)
+
+    def descendants(self, name: str) -> list["XmlNode"]:
+        """Every element named ``name`` below this one, in document order (iterative)."""
+        found, stack = [], list(reversed(self.children))
+        while stack:
+            node = stack.pop()
+            if node.name == name:
+                found.append(node)
+            stack.extend(reversed(node.children))
+        return found
+
+
 class TopologyFile(Fact):
     """An NCCL topology XML (``NCCL_TOPO_DUMP_FILE`` output or a static ``NCCL_TOPO_FILE``)."""
 
@@ -168,6 +195,8 @@ class TopologyFile(Fact):
     pci: list[PciDevice] = []
     gpus: list[Gpu] = []
     nics: list[Nic] = []
+    text: str = ""  # the file as read, for NCCL's own reader (model/nccl_xml.py)
+    bom: bool = False
 
     def cpu(self, index: int) -> Cpu:
         return self.cpus[index]

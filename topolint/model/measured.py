@@ -192,6 +192,8 @@ class NcclLog(Fact):
     topology: list[TopoPrintLine] = []
     warnings: list[LogLine] = []
     connected: list[LogLine] = []  # "Connected all rings, use ring PXN p GDR g"
+    rings: list[LogLine] = []  # "Channel 00/02 :    0   1   2   3": message is the rank order
+    trees: list[LogLine] = []  # "Trees [0] 1/-1/-1->0->-1 ...": message is the items
     failures: list[LogLine] = []  # "host: Test NCCL failure ...", "Test CUDA failure", "Test timeout"
     line_count: int = 0  # NCCL lines read
 

@@ -90,8 +90,10 @@ class NodeModel:
                 kinds.add(kind)
         if self.bundle is not None:
             kinds.add("bundle")
-        if "matrix" in kinds or self.bundle is not None:
-            kinds.add("matrix or bundle")
+        if kinds & {"matrix", "bundle", "lspci", "numactl"}:
+            kinds.add("input that can be partial")  # TL005: cut matrices, failed bundle commands, non-root lspci
+        if len(kinds & {"topology", "matrix", "lspci", "numactl"}) >= 2:
+            kinds.add("two sources")  # something to compare (TL003)
         if "dmesg" in kinds or "cmdline" in kinds:
             kinds.add("dmesg or cmdline")
         if "topology-dump" in kinds or "lspci" in kinds:

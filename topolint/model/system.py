@@ -24,6 +24,15 @@ NVSWITCH_CLASS = "0x068000"
 CPU_CLASS = "0x068001"
 
 
+def networkx():
+    """networkx, an optional dependency: only the graph export uses it (``topolint[graph]``)."""
+    try:
+        import networkx as nx
+    except ImportError:
+        raise ImportError("the graph export needs networkx: pip install 'topolint[graph]'") from None
+    return nx
+
+
 def nvlink_bw(sm: int | None) -> float:
     for min_sm, bw in _NVLINK_BW:
         if sm is not None and sm >= min_sm:
@@ -63,6 +72,7 @@ def net_id(nic_index: int, net_index: int) -> tuple:
     return ("net", nic_index, net_index)
 
 
+_HOST_AND_NAMES = re.compile(r'\s(?:host_hash|name|guid)="[^"]*"')
 # Path tables by System.signature: a cluster's identical nodes share one computation.
 _PATHS: dict[tuple, dict] = {}
 
@@ -95,8 +105,7 @@ class System:
     @cached_property
     def graph(self):
         """The same graph as a networkx DiGraph, for whoever wants to analyse or draw it."""
-        import networkx as nx
-
+        nx = networkx()
         graph = nx.DiGraph()
         for node, remotes in self.links.items():
             graph.add_node(node, kind=node[0])
@@ -119,6 +128,9 @@ class System:
                    tuple((n.target, n.count, n.tclass) for n in g.nvlinks),
                    tuple((c.bw_mbps, c.count) for c in g.c2c)) for g in topo.gpus),
             tuple((nic.bus_id, nic.cpu_index, tuple((n.speed_mbps, n.gdr) for n in nic.nets)) for nic in topo.nics),
+            # NCCL's own graph reads the whole file (switch ids, <pcilink>, layout): its text,
+            # host hashes and names aside, so identical nodes of a cluster still share one result.
+            _HOST_AND_NAMES.sub("", topo.text) if topo.text else None,
         )
 
     # ---- construction -------------------------------------------------------------------------
@@ -267,11 +279,71 @@ class System:
 
     @cached_property
     def gpu_net_paths(self) -> dict[str, dict[tuple, Path]]:
-        """Final GPU to NET paths: P2C merged, PXN routes applied (ncclTopoComputePaths)."""
+        """Final GPU to NET paths: P2C merged, PXN routes applied, GDR-less paths through the CPU,
+        as NCCL's own ncclTopoComputePaths gives them (model/nccl_graph.py); the simplified model
+        only for GPUs or NETs NCCL does not have (or when NCCL refuses the file)."""
         cached = _PATHS.get(("net", self.signature))
         if cached is None:
-            cached = _PATHS[("net", self.signature)] = self._gpu_net_paths()
+            cached = self._gpu_net_paths()
+            nccl = self.nccl()
+            if nccl is not None:
+                for (bus, net), path in self._nccl_net_paths(nccl).items():
+                    cached.setdefault(bus, {})[net] = path
+            _PATHS[("net", self.signature)] = cached
         return cached
+
+    def nccl(self, env: dict[str, str] | None = None):
+        """NCCL's own graph for this file and version (NcclSystem), or None when NCCL refuses
+        the file or its NETs cannot be matched to the file's <net> elements."""
+        key = ("nccl", self.signature, tuple(sorted((env or {}).items())))
+        if key not in _PATHS:
+            _PATHS[key] = self._load_nccl(env)
+        return _PATHS[key]
+
+    def _load_nccl(self, env):
+        from topolint.model.nccl_graph import NET as NCCL_NET
+        from topolint.model.nccl_graph import NcclSystem, TopologyRejected
+
+        try:
+            nccl = NcclSystem(self.topology, self.version, env)
+        except TopologyRejected:
+            return None
+        nccl.net_keys = self._match_nets(nccl.nodes[NCCL_NET])
+        nccl.gpu_bus = [g.attrs["bus"] for g in nccl.nodes["GPU"]]
+        return nccl
+
+    def _match_nets(self, nccl_nets) -> list:
+        """The System net key of each of NCCL's NET nodes: same line, name and dev, taken in
+        document order (both sides list <net> elements in file order)."""
+        free = [(fact.loc.line, fact.name, str(fact.attrs.get("dev")), key) for key, (_, fact) in self.nets.items()
+                if fact.loc is not None]
+        keys = []
+        for node in nccl_nets:
+            element = node.attrs["element"]
+            want = (element.loc.line, element.attrs.get("name"), str(element.attrs.get("dev")))
+            match = next((item for item in free if item[:3] == want), None)
+            if match is not None:
+                free.remove(match)
+            keys.append(match[3] if match else None)
+        return keys
+
+    def _nccl_net_paths(self, nccl) -> dict[tuple, Path]:
+        from topolint.model.nccl_graph import GPU as NCCL_GPU
+        from topolint.model.nccl_graph import NET as NCCL_NET
+
+        out = {}
+        for g, gpu in enumerate(nccl.nodes[NCCL_GPU]):
+            bus = nccl.gpu_bus[g]
+            if bus not in self.gpus:
+                continue
+            for n, key in enumerate(nccl.net_keys):
+                if key is None:
+                    continue
+                p = gpu.paths[NCCL_NET][n]
+                name = nccl.type_name(p.type)
+                proxy = nccl.gpu_bus[nccl.intermediate(g, n)] if name == "PXN" else None
+                out[(bus, key)] = Path(name, p.bw, p.count, (gpu_id(proxy),) if proxy else (), proxy_gpu=proxy)
+        return out
 
     def _gpu_net_paths(self) -> dict[str, dict[tuple, Path]]:
         direct = {
@@ -304,24 +376,36 @@ class System:
         return final
 
     def local_gpu(self, net: tuple, paths: dict[str, dict[tuple, Path]] | None = None) -> str | None:
-        """The GPU closest to ``net`` (best type, then bandwidth, then bus id)."""
+        """The GPU NCCL proxies ``net`` through (ncclTopoGetLocalGpu: among the NET's
+        best-bandwidth GPUs, the first whose channels use it). Given ``paths`` (or without NCCL's
+        graph): the best bandwidth, then type, then bus id among them."""
+        nccl = self.nccl() if paths is None else None
+        if nccl is not None and net in nccl.net_keys:
+            g = nccl.local_gpu(nccl.net_keys.index(net))
+            if g >= 0 and nccl.gpu_bus[g] in self.gpus:
+                return nccl.gpu_bus[g]
         paths = paths or self.gpu_net_paths
-        candidates = [(self.version.rank(p[net].type), -p[net].bw, bus) for bus, p in paths.items() if net in p]
+        candidates = [(-p[net].bw, self.version.rank(p[net].type), bus) for bus, p in paths.items() if net in p]
         return min(candidates)[2] if candidates else None
 
     def nearest_nets(self, gpu: Gpu, raw: bool = False) -> list[tuple[tuple, Path]]:
-        """The NETs a GPU would use: best path type, then most bandwidth (ncclTopoGetLocal)."""
-        table = self.raw_paths[gpu.bus_id] if raw else self.gpu_net_paths[gpu.bus_id]
+        """The NETs a GPU would use: most bandwidth first, then the best path type
+        (src/graph/topo.cc ncclTopoGetLocal compares bandwidth before type)."""
+        table = self.raw_paths[gpu.bus_id] if raw else self.gpu_net_paths.get(gpu.bus_id, {})
         paths = [(net, p) for net, p in table.items() if net[0] == "net"]
         if not paths:
             return []
-        best = min((self.version.rank(p.type), -p.bw) for _, p in paths)
+        best = min((-p.bw, self.version.rank(p.type)) for _, p in paths)
         return sorted(
-            ((net, p) for net, p in paths if (self.version.rank(p.type), -p.bw) == best), key=lambda x: x[0]
+            ((net, p) for net, p in paths if (-p.bw, self.version.rank(p.type)) == best), key=lambda x: x[0]
         )
 
     def gdr_enabled(self, gpu: Gpu, net: tuple, level: str | None = None) -> bool:
-        """ncclTopoCheckGdr: both ends support it and the distance is within NCCL_NET_GDR_LEVEL."""
+        """ncclTopoCheckGdr (write direction): both ends support it and the distance is within
+        NCCL_NET_GDR_LEVEL (``level``, else the version's default), as NCCL's code decides it."""
+        nccl = self.nccl({"NCCL_NET_GDR_LEVEL": level} if level else None)
+        if nccl is not None and net in nccl.net_keys and gpu.bus_id in nccl.gpu_bus:
+            return nccl.check_gdr(nccl.gpu_bus.index(gpu.bus_id), nccl.net_keys.index(net), read=False) != 0
         _, net_fact = self.nets[net]
         if gpu.gdr is False or net_fact.gdr is False:
             return False

@@ -25,8 +25,9 @@ def compose_documents(source: SourceFile) -> list:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         documents = [doc for doc in yaml.compose_all(source.text, Loader=loader) if doc is not None]
+        aliases = "*" in source.text  # no alias, no shared node: a tree
         for document in documents:
-            check_graph(source.path, document)
+            check_graph(source.path, document, aliases)
         return documents
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -52,18 +53,26 @@ def _check_text_nesting(source: SourceFile) -> None:
             raise InputError(source.path, line_number, f"malformed YAML: nested deeper than {MAX_DEPTH} levels")
 
 
-def check_graph(path: str, root) -> None:
-    """TL001 for a composed document that is cyclic (an alias inside its own anchor), deeper
-    than MAX_DEPTH, or whose aliases expand past MAX_EXPANDED_NODES. One pass over the distinct
-    nodes, without recursion."""
+def check_graph(path: str, root, aliases: bool = True) -> None:
+    """TL001 for a composed document that is deeper than MAX_DEPTH, or, when it has ``aliases``,
+    cyclic (an alias inside its own anchor) or whose aliases expand past MAX_EXPANDED_NODES.
+    One pass over the distinct nodes, without recursion."""
+    if not aliases:
+        stack = [(root, 1)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_DEPTH:
+                raise _graph_error(path, node, f"nested deeper than {MAX_DEPTH} levels")
+            if node.id != "scalar":
+                stack.extend((child, depth + 1) for child in _children(node))
+        return
     expanded: dict[int, int] = {}  # node id -> size of its expanded tree
     on_path: set[int] = set()
-    stack = [(root, 1, False)]
+    stack = [(root, 1, None)]
     while stack:
-        node, depth, done = stack.pop()
+        node, depth, children = stack.pop()
         key = id(node)
-        children = _children(node)
-        if done:
+        if children is not None:  # every child is done
             on_path.discard(key)
             expanded[key] = min(MAX_EXPANDED_NODES + 1, 1 + sum(expanded[id(c)] for c in children))
             continue
@@ -73,9 +82,10 @@ def check_graph(path: str, root) -> None:
             raise _graph_error(path, node, "an alias refers to a node that contains it")
         if depth > MAX_DEPTH:
             raise _graph_error(path, node, f"nested deeper than {MAX_DEPTH} levels")
+        children = _children(node)
         on_path.add(key)
-        stack.append((node, depth, True))
-        stack.extend((child, depth + 1, False) for child in children if id(child) not in expanded)
+        stack.append((node, depth, children))
+        stack.extend((child, depth + 1, None) for child in children if id(child) not in expanded)
     if expanded[id(root)] > MAX_EXPANDED_NODES:
         raise _graph_error(path, root, f"aliases expand to more than {MAX_EXPANDED_NODES} nodes "
                            "(nested anchors, as in a 'billion laughs' document)")
@@ -87,9 +97,9 @@ def _graph_error(path: str, node, problem: str) -> InputError:
 
 
 def _children(node) -> list:
-    if is_map(node):
+    if node.id == "mapping":
         return [part for pair in node.value for part in pair]
-    return list(node.value) if is_seq(node) else []
+    return node.value if node.id == "sequence" else []
 
 
 def is_map(node) -> bool:

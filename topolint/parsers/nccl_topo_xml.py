@@ -265,4 +265,6 @@ def parse_topology(source: SourceFile) -> TopologyFile:
         pci=walker.pci,
         gpus=walker.gpus,
         nics=walker.nics,
+        text=source.text,
+        bom=source.bom,
     )

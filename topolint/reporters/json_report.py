@@ -50,4 +50,7 @@ def render_json(report: Report) -> str:
             "nccl_version": report.nccl_version,
         },
     }
+    if report.internal_errors:
+        document["internal_errors"] = [{"input": e.input, "rule": e.rule, "error": e.error}
+                                       for e in report.internal_errors]
     return json.dumps(document, indent=2, sort_keys=False) + "\n"

@@ -202,6 +202,17 @@ def _keep_most_severe(findings: list[Finding]) -> list[Finding]:
     return [findings[i] for i in sorted(ranked[:MAX_RESULTS])]
 
 
+def _notification(error) -> dict:
+    """An internal error (engine/internal.py) as SARIF reports a tool's own failure."""
+    return {
+        "level": "error",
+        "message": {"text": f"internal error in {error.rule} on {error.input}: {error.error}"},
+        "descriptor": {"id": error.rule},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": error.input}}}]
+        if "," not in error.input else [],
+    }
+
+
 def render_sarif(report: Report) -> str:
     rule_index = {rule.code: i for i, rule in enumerate(report.rules)}
     locator = _Locator(report.project_root, report.sources)
@@ -217,9 +228,12 @@ def render_sarif(report: Report) -> str:
         "columnKind": "utf16CodeUnits",
         "originalUriBaseIds": {"%SRCROOT%": {"uri": _dir_uri(locator.root)}},
         "invocations": [{
-            # An unreadable input means the check was incomplete, even though it reported.
-            "executionSuccessful": not report.unreadable,
+            # An unreadable input or an internal error means the check was incomplete, even
+            # though it reported.
+            "executionSuccessful": not (report.unreadable or report.internal_errors),
             "workingDirectory": {"uri": _dir_uri(locator.cwd)},
+            **({"toolExecutionNotifications": [_notification(e) for e in report.internal_errors]}
+               if report.internal_errors else {}),
         }],
         "results": [_result(f, rule_index, locator) for f in kept],
     }

@@ -1,0 +1,94 @@
+"""Compare topolint's NCCL graph port with an answer of NCCL's own code (tests/oracle/answers.json.gz).
+
+An answer holds what NCCL's src/graph code computed for one topology file, tag and environment:
+accepted or rejected (with NCCL's WARN text), the path type and float32 bandwidth of every
+GPU-GPU, GPU-NET and NET-GPU pair, the GDR decision (read, write), the PXN relay and the NET of
+channels 0..15. ``differences`` lists every place where topolint's model says otherwise.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from types import SimpleNamespace
+
+from topolint.model.nccl_graph import GPU, NET, NcclSystem, TopologyRejected
+from topolint.model.nccl_version import NcclVersion
+
+ANSWERS = Path(__file__).with_name("answers.json.gz")
+
+
+def load_answers(path: Path = ANSWERS) -> dict:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def env_of(key: str) -> dict[str, str]:
+    return {} if key == "default" else dict(item.split("=", 1) for item in key.split(","))
+
+
+def version_of(tag: str) -> NcclVersion:
+    return NcclVersion.parse(tag)
+
+
+def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str], bom: bool = False) -> dict:
+    """What topolint's port computes, in the oracle's answer layout."""
+    # NCCL's graph port reads the file with NCCL's own reader (model/nccl_xml.py), not lxml.
+    topology = SimpleNamespace(path=path, text=text, bom=bom)
+    try:
+        system = NcclSystem(topology, version, env)
+    except TopologyRejected as error:
+        return {"accepted": False, "stage": "system", "message": str(error), "_flattened": 0}
+    gpus, nets = system.nodes[GPU], system.nodes[NET]
+    name = system.type_name
+
+    def pair(p):
+        return [name(p.type), p.bw]
+
+    return {
+        "_flattened": system.flattened,
+        "accepted": True,
+        "gpus": [{"bus": g.attrs["bus"], "dev": g.attrs["dev"], "rank": g.attrs["rank"]} for g in gpus],
+        "nets": [n.attrs["dev"] for n in nets],
+        "gpu_gpu": [[pair(g.paths[GPU][p]) for p in range(len(gpus))] for g in gpus],
+        "gpu_net": [[pair(g.paths[NET][n]) for n in range(len(nets))] for g in gpus],
+        "net_gpu": [[pair(n.paths[GPU][g]) for g in range(len(gpus))] for n in nets],
+        "gdr": [[[system.check_gdr(g, n, True), system.check_gdr(g, n, False)] for n in range(len(nets))]
+                for g in range(len(gpus))],
+        "relay": [[gpus[system.intermediate(g, n)].attrs["rank"] for n in range(len(nets))] for g in range(len(gpus))],
+        "channels": [[_dev(system, system.local_net(g, c)) for c in range(16)] for g in range(len(gpus))]
+        if nets else [[-9] * 16 for _ in gpus],
+    }
+
+
+def _dev(system: NcclSystem, n: int | None) -> int:
+    return -3 if n is None else system.nodes[NET][n].attrs["dev"]
+
+
+def differences(expected: dict, got: dict) -> list[str]:
+    """Where the model disagrees with NCCL; empty when they agree on everything compared."""
+    if expected["accepted"] != got["accepted"]:
+        return [f"accepted: NCCL {expected['accepted']} ({expected.get('message', '')}), "
+                f"topolint {got['accepted']} ({got.get('message', '')})"]
+    if not expected["accepted"]:
+        return []
+    out = []
+    for key in ("gpus", "nets"):
+        if expected[key] != got[key]:
+            return [f"{key}: NCCL {expected[key]} topolint {got[key]}"]
+    for key in ("gpu_gpu", "gpu_net", "net_gpu"):
+        for i, (row_e, row_g) in enumerate(zip(expected[key], got[key])):
+            for j, (e, g) in enumerate(zip(row_e, row_g)):
+                if e[0] != g[0] or _f32_text(e[1]) != _f32_text(g[1]):
+                    out.append(f"{key}[{i}][{j}]: NCCL {e} topolint {g}")
+    for key in ("gdr", "relay", "channels"):
+        if expected[key] != got[key]:
+            out.append(f"{key}: NCCL {expected[key]} topolint {got[key]}")
+    return out
+
+
+def _f32_text(value: float) -> str:
+    """The oracle prints float32 with %.9g; compare in that form."""
+    return f"{value:.9g}"

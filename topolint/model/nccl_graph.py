@@ -1,0 +1,761 @@
+"""NCCL's topology graph and path computation, ported from its own code, version by version.
+
+A file-only load as NCCL does it (src/graph/topo.cc ncclTopoGetSystemFromXml, then
+src/graph/paths.cc ncclTopoComputePaths(system, NULL)): nodes are created in the order NCCL
+creates them, links are kept in NCCL's order (ncclTopoConnectNodes sorts by bandwidth,
+ncclTopoSortSystem puts the PCI uplink last), bandwidths are float32 as NCCL computes them, and
+ties are broken as NCCL's loops break them. What differs by version comes from
+``NcclVersion.behaviour`` (topolint/model/nccl_version.py), never from a check here. The
+differential test (tests/test_oracle.py) holds this module to answers of NCCL's own code.
+
+GPUs stand for NCCL's DEV nodes too (2.30+): without MLOPart a DEV has exactly one GPU behind a
+LOC link of LOC_BW, which changes no path type, bandwidth or comparison.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from topolint.model.facts import TopologyFile
+from topolint.model.nccl_version import NcclVersion
+from topolint.model.numbers import float32, strtol
+from topolint.model.nccl_xml import NcclXmlError, read_nccl_xml
+
+LOC_BW = 5000.0
+GPU, PCI, NVS, CPU, NIC, NET = "GPU", "PCI", "NVS", "CPU", "NIC", "NET"
+LINK_LOC, LINK_NVL, LINK_C2C, LINK_PCI, LINK_SYS, LINK_NET = "LOC", "NVL", "C2C", "PCI", "SYS", "NET"
+# Interconnect bandwidths (src/graph/topo.h), GB/s.
+_INTER_CPU_BW = {"POWER": 32.0, "ARM": 6.0, "AMD": 16.0, "BDW": 6.0, "SKL": 10.0, "SRP": 22.0, "ERP": 40.0,
+                 "ZHAOXIN": 6.0, "YONGFENG": 9.0}
+
+
+class TopologyRejected(Exception):
+    """NCCL fails to build the system from this file; the message is NCCL's WARN text.
+    ``undefined``: NCCL's reader misreads the file (undefined behaviour, no single answer)."""
+
+    def __init__(self, message: str, line: int = 0, undefined: bool = False, crash: bool = False):
+        super().__init__(message)
+        self.message, self.line, self.undefined, self.crash = message, line, undefined, crash
+
+
+@dataclass(eq=False)
+class Link:
+    type: str
+    rem: "Node"
+    bw: float
+
+
+@dataclass
+class PathInfo:
+    type: int  # index into the version's path order
+    bw: float
+    count: int
+    hops: tuple = ()  # Links from this node towards the base, as NCCL's path->list
+
+
+@dataclass(eq=False)
+class Node:
+    type: str
+    id: object
+    links: list = field(default_factory=list)
+    paths: dict = field(default_factory=dict)  # base type -> list[PathInfo] by base index
+    attrs: dict = field(default_factory=dict)
+
+
+def _c_int(text: str | None, name: str, owner: str) -> int:
+    """xmlGetAttrInt: strtol(str, NULL, 0); a missing attribute fails NCCL's load."""
+    if text is None:
+        raise TopologyRejected(f"Attribute {name} of node {owner} not found")
+    return strtol(text, 0)[0]
+
+
+def _c_str(text: str | None, name: str, owner: str) -> str:
+    if text is None:
+        raise TopologyRejected(f"Attribute {name} of node {owner} not found")
+    return text
+
+
+def _int_default(text: str | None, default: int) -> int:
+    return default if text is None else strtol(text, 0)[0]
+
+
+def _bus_int(bus_id: str) -> int:
+    """busIdToInt64: hex digits of the bus id, dots and colons skipped, up to 16 digits."""
+    digits = []
+    for ch in bus_id:
+        if ch in ".:":
+            continue
+        if ch in "0123456789abcdefABCDEF" and len(digits) < 16:
+            digits.append(ch)
+        else:
+            break
+    return strtol("".join(digits), 16)[0] if digits else 0
+
+
+def _pci_class_type(pci_class: str) -> str:
+    """kvDictPciClass, prefix matched (kvConvertToInt); unknown classes are PCI."""
+    for prefix, kind in (("0x060400", PCI), ("0x080100", PCI), ("0x068000", NVS), ("0x068001", CPU),
+                         ("0x03", GPU), ("0x02", NIC)):
+        if pci_class.startswith(prefix):
+            return kind
+    return PCI
+
+
+def _pci_speed(text: str, version: NcclVersion) -> int:
+    for spelling, value in version.behaviour("pci_speeds"):
+        if text.startswith(spelling):
+            return value
+    return 60
+
+
+class NcclSystem:
+    """The system NCCL builds from one topology file, with its computed paths."""
+
+    def __init__(self, topology: TopologyFile, version: NcclVersion, env: dict[str, str] | None = None):
+        self.topology = topology
+        self.version = version
+        self.env = env or {}
+        self.order = version.path_order
+        self.rank_of_type = {name: i for i, name in enumerate(self.order)}
+        self.nodes: dict[str, list[Node]] = {t: [] for t in (GPU, PCI, NVS, CPU, NIC, NET)}
+        self._local_memo: dict = {}
+        self._local_gpu_memo: dict = {}
+        self.flattened = 0  # Broadcom sub-switches merged (ncclTopoFlattenBcmSwitches)
+        self._build()
+        self._compute_paths()
+
+    # ---- parameters -----------------------------------------------------------------------------
+    def param(self, name: str, default: int) -> int:
+        """NCCL_PARAM: strtoll(value, NULL, 0) when set and not empty, else the default."""
+        text = self.env.get(f"NCCL_{name}")
+        return strtol(text, 0)[0] if text else default
+
+    def t(self, name: str) -> int:
+        return self.rank_of_type[name]
+
+    # ---- construction (src/graph/topo.cc) -------------------------------------------------------
+    def create(self, kind: str, node_id, **attrs) -> Node:
+        node = Node(kind, node_id, attrs=attrs)
+        self.nodes[kind].append(node)
+        return node
+
+    def find(self, kind: str, node_id) -> Node | None:
+        return next((n for n in self.nodes[kind] if n.id == node_id), None)
+
+    @staticmethod
+    def connect(node: Node, rem: Node, link_type: str, bw: float) -> None:
+        """ncclTopoConnectNodes: aggregate a repeated link, keep links sorted by bandwidth."""
+        for i, link in enumerate(node.links):
+            if link.rem is rem and link.type == link_type:
+                link.bw = float32(link.bw + bw)
+                node.links.pop(i)
+                break
+        else:
+            link = Link(link_type, rem, float32(bw))
+        at = len(node.links)
+        while at > 0 and node.links[at - 1].bw < link.bw:
+            at -= 1
+        node.links.insert(at, link)
+
+    def _build(self) -> None:
+        topo = self.topology
+        data = (b"\xef\xbb\xbf" if topo.bom else b"") + topo.text.encode("utf-8")
+        try:
+            elements = read_nccl_xml(data, topo.path, self.version)
+        except NcclXmlError as error:
+            raise TopologyRejected(error.message, error.line, error.undefined) from None
+        if elements is None:
+            raise TopologyRejected("ncclTopoGetSystemFromXml: system node not found in XML")
+        for cpu_el in elements.kids("cpu"):
+            self._add_cpu(cpu_el)
+        self._add_nvlinks(elements)
+        self._add_c2c(elements)
+        if self.version.behaviour("pcilinks"):
+            self._add_pcilinks(elements)
+        self._flatten_bcm()
+        self._connect_cpus()
+        for cpu in self.nodes[CPU]:
+            self._sort(cpu, None)
+
+    def _add_cpu(self, el) -> None:
+        a = el.attrs
+        numa = _c_int(a.get("numaid"), "numaid", "cpu")
+        cpu = self.create(CPU, numa, element=el)
+        arch_text = _c_str(a.get("arch"), "arch", "cpu")
+        arch = next((v for k, v in (("x86_64", "X86"), ("arm64", "ARM"), ("ppc64", "POWER"))
+                     if arch_text.startswith(k)), None)
+        vendor = model = None
+        if arch == "X86":
+            vendor_text = _c_str(a.get("vendor"), "vendor", "cpu")
+            vendor = next((v for k, v in (("GenuineIntel", "INTEL"), ("AuthenticAMD", "AMD"),
+                                          ("CentaurHauls", "ZHAOXIN"), ("  Shanghai  ", "ZHAOXIN"))
+                           if vendor_text.startswith(k)), None)
+            if vendor == "INTEL":
+                family = _c_int(a.get("familyid"), "familyid", "cpu")
+                model_id = _c_int(a.get("modelid"), "modelid", "cpu")
+                model = self.version.intel_cpu_model(family, model_id)
+            elif vendor == "ZHAOXIN":
+                family = _c_int(a.get("familyid"), "familyid", "cpu")
+                model_id = _c_int(a.get("modelid"), "modelid", "cpu")
+                model = "YONGFENG" if (family, model_id) == (7, 0x5B) else None
+        cpu.attrs.update(arch=arch, vendor=vendor, model=model, numa=numa)
+        for child in el.kids():
+            if child.name == "pci":
+                self._add_pci(child, cpu, numa)
+            elif child.name == "nic":
+                nic_id = self.version.nic_id(numa, 0)
+                nic = self.find(NIC, nic_id)
+                if nic is None:
+                    nic = self.create(NIC, nic_id, bus=None)
+                    self.connect(cpu, nic, LINK_PCI, LOC_BW)
+                    self.connect(nic, cpu, LINK_PCI, LOC_BW)
+                self._add_nic(child, nic)
+
+    def _add_pci(self, el, parent: Node, numa: int) -> None:
+        """ncclTopoAddPci."""
+        a, owner = el.attrs, el.name
+        kind = _pci_class_type(_c_str(a.get("class"), "class", owner))
+        bus_text = _c_str(a.get("busid"), "busid", owner)
+        bus = _bus_int(bus_text)
+        bw = self._pci_bw(el) if self.version.behaviour("pci_link_read_first") else None
+        node = None
+        for gpu_el in el.kids("gpu")[: None if self.version.behaviour("gpu_dev_node") else 1]:
+            if "rank" not in gpu_el.attrs:
+                return  # a <gpu> without a rank is not part of the job: the whole <pci> is skipped
+            ga = gpu_el.attrs
+            node = self.create(GPU, bus, bus=bus_text.lower(), element=gpu_el,
+                               rank=_c_int(ga.get("rank"), "rank", "gpu"), sm=_c_int(ga.get("sm"), "sm", "gpu"),
+                               dev=_c_int(ga.get("dev"), "dev", "gpu"), gdr=_c_int(ga.get("gdr"), "gdr", "gpu"),
+                               mlopart="mlopart" in ga)
+        nic_el = el.first("nic")
+        if nic_el is not None:
+            nic_id = self.version.nic_id(numa, bus)
+            nic = self.find(NIC, nic_id)
+            if nic is None:
+                nic = node = self.create(NIC, nic_id, bus=bus_text.lower())
+            self._add_nic(nic_el, nic)
+        elif kind == PCI and node is None:
+            device = 0
+            for attr, shift in (("vendor", 48), ("device", 32), ("subsystem_vendor", 16), ("subsystem_device", 0)):
+                if a.get(attr) is not None:
+                    device += strtol(a[attr], 0)[0] << shift
+            node = self.create(PCI, bus, bus=bus_text.lower(), device=device & ((1 << 64) - 1), element=el)
+            for child in el.kids():
+                if child.name != "pcilink" or not self.version.behaviour("pcilinks"):
+                    self._add_pci(child, node, numa)
+        if node is not None:
+            if bw is None:
+                bw = self._pci_bw(el)
+            self.connect(node, parent, LINK_PCI, bw)
+            self.connect(parent, node, LINK_PCI, bw)
+
+    def _pci_bw(self, el) -> float:
+        """width x speed / 80 GB/s; a zero width is x16, an unknown speed Gen3 (kvDictPciGen)."""
+        width = _c_int(el.attrs.get("link_width"), "link_width", el.name)
+        speed = _pci_speed(_c_str(el.attrs.get("link_speed"), "link_speed", el.name), self.version)
+        return float32((width or 16) * speed / 80.0)
+
+    def _add_nic(self, el, nic: Node) -> None:
+        for net_el in el.kids("net"):
+            a = net_el.attrs
+            if "dev" not in a:
+                continue
+            if not _int_default(a.get("net"), 1):
+                continue
+            dev = _c_int(a.get("dev"), "dev", "net")
+            mbps = _int_default(a.get("speed"), 0)
+            if mbps <= 0:
+                mbps = 10000
+            bw = float32(mbps / 8000.0)
+            net = self.create(NET, dev, dev=dev, bw=bw, gdr=_int_default(a.get("gdr"), 0),
+                              port=_int_default(a.get("port"), 0), element=net_el, nic=nic)
+            self.connect(nic, net, LINK_NET, bw)
+            self.connect(net, nic, LINK_NET, bw)
+
+    def _gpu_for_element(self, gpu_el) -> Node | None:
+        """The GPU node for a <gpu>: NCCL looks it up by bus id (ncclTopoGetNode: the first)."""
+        mine = next((g for g in self.nodes[GPU] if g.attrs["element"] is gpu_el), None)
+        return None if mine is None else self.find(GPU, mine.id)
+
+    def _local_cpu_of(self, node: Node, came_from: Node | None = None, stack: tuple = ()) -> Node | None:
+        """findLocalCpu: depth first over PCI links to switches and CPUs. Before 2.26 it does not
+        skip the node it came from: back at a node already on the stack it recurses forever."""
+        if node.type == CPU:
+            return node
+        if any(n is node for n in stack):
+            raise TopologyRejected("findLocalCpu recurses without end (NCCL crashes)", crash=True)
+        skip_from = self.version.behaviour("find_local_cpu_skips_from")
+        for link in node.links:
+            if link.type == LINK_PCI and (link.rem is not came_from or not skip_from) and link.rem.type in (PCI, CPU):
+                found = self._local_cpu_of(link.rem, node, stack + (node,))
+                if found is not None:
+                    return found
+        return None
+
+    def _add_nvlinks(self, root) -> None:
+        """ncclTopoAddNvLinks: count x per-link bandwidth to the target GPU, the CPU or the switch."""
+        for gpu_el in root.descendants("gpu"):
+            gpu = self._gpu_for_element(gpu_el)
+            for nv in gpu_el.kids("nvlink"):
+                if gpu is None:  # e.g. its <pci> was skipped (a <gpu> without rank)
+                    raise TopologyRejected("Add NVLink error : could not find GPU")
+                count = _c_int(nv.attrs.get("count"), "count", "nvlink")
+                target_type = _pci_class_type(_c_str(nv.attrs.get("tclass"), "tclass", "nvlink"))
+                bw = float32(count * float32(self.version.nvlink_bw(gpu.attrs["sm"])))
+                if target_type == GPU:
+                    target = _bus_int(_c_str(nv.attrs.get("target"), "target", "nvlink"))
+                    remote = self.find(GPU, target)
+                    if remote is not None:
+                        self.connect(gpu, remote, LINK_NVL, bw)
+                else:
+                    if target_type == CPU:
+                        remote = self._local_cpu_of(gpu)
+                    else:
+                        remote = self.nodes[NVS][0] if self.nodes[NVS] else self.create(NVS, 0)
+                    if remote is not None:
+                        self.connect(gpu, remote, LINK_NVL, bw)
+                        self.connect(remote, gpu, LINK_NVL, bw)
+
+    def _add_c2c(self, root) -> None:
+        if not self.version.behaviour("c2c_links"):
+            return
+        for gpu_el in root.descendants("gpu"):
+            gpu = self._gpu_for_element(gpu_el)
+            for c2c in gpu_el.kids("c2c"):
+                if gpu is None:
+                    raise TopologyRejected("Add C2C error : could not find GPU")
+                count = _c_int(c2c.attrs.get("count"), "count", "c2c")
+                bw_mbps = _c_int(c2c.attrs.get("bw"), "bw", "c2c")
+                bw = float32((bw_mbps * count) / 1000.0)
+                cpu = self._local_cpu_of(gpu)
+                link_type = LINK_C2C if "C2C" in self.rank_of_type else LINK_NVL  # before 2.26: an NVLink
+                if cpu is not None:
+                    self.connect(gpu, cpu, link_type, bw)
+                    self.connect(cpu, gpu, link_type, bw)
+
+    def _add_pcilinks(self, root) -> None:
+        """ncclTopoAddPciLinks: a LOC link from the switch holding <pcilink> to its target switch."""
+        for pci_el in root.descendants("pci"):
+            for link_el in pci_el.kids("pcilink"):
+                switch = self.find(PCI, _bus_int(pci_el.attrs.get("busid") or ""))
+                if switch is None:
+                    raise TopologyRejected(f"Add PCI Link error : could not find PCI SW {pci_el.attrs.get('busid')}")
+                target = self.find(PCI, _bus_int(_c_str(link_el.attrs.get("target"), "target", "pcilink")))
+                if target is not None:
+                    self.connect(switch, target, LINK_LOC, LOC_BW)
+
+    def _bcm_gen(self, device: int, level: int) -> int:
+        if device & 0xFFFFFFFFFFFFF000 == 0x1000C0101000A000:
+            return 4
+        if self.version.behaviour("bcm_gen5") and device & 0xFFFFFFFFFFFFF000 == (0x1000C03010000000 | level * 0x1000):
+            return 5
+        return 0
+
+    def _flatten_bcm(self) -> None:
+        """ncclTopoFlattenBcmSwitches: a Broadcom switch's second level is merged into the first."""
+        restart = True
+        while restart:
+            restart = False
+            for switch in self.nodes[PCI]:
+                device = switch.attrs["device"]
+                gen = self._bcm_gen(device, 0)
+                if not gen:
+                    continue
+                if self.version.behaviour("bcm_gen5"):
+                    subs = [ln.rem for ln in switch.links if ln.rem.type == PCI and self._bcm_gen(ln.rem.attrs["device"], 1) == gen]
+                else:
+                    subs = [ln.rem for ln in switch.links if ln.rem.type == PCI and ln.rem.attrs["device"] == device]
+                if len(set(map(id, subs))) != len(subs):
+                    # linked twice (a <pcilink> besides the PCI link): the second lookup fails
+                    raise TopologyRejected("ncclTopoFlattenBcmSwitches: sub-switch linked twice")
+                switch.links = [ln for ln in switch.links if ln.rem not in subs]
+                for sub in subs:
+                    for ln in sub.links:
+                        if ln.rem is switch:
+                            continue
+                        switch.links.append(Link(ln.type, ln.rem, ln.bw))
+                        for back in ln.rem.links:
+                            if back.rem is sub:
+                                back.rem = switch
+                                break
+                    self._remove(sub)
+                switch.attrs["device"] = device | 0xFFFF
+                self.flattened += len(subs)
+                restart = True
+                break
+
+    def _remove(self, node: Node) -> None:
+        self.nodes[node.type].remove(node)
+        for kind in self.nodes.values():
+            for other in kind:
+                other.links = [ln for ln in other.links if ln.rem is not node]
+
+    def _connect_cpus(self) -> None:
+        cpus = self.nodes[CPU]
+        for a in cpus:
+            for b in cpus:
+                if a is not b:
+                    self.connect(a, b, LINK_SYS, self._inter_cpu_bw(a))
+
+    def _inter_cpu_bw(self, cpu: Node) -> float:
+        arch, vendor, model = cpu.attrs["arch"], cpu.attrs["vendor"], cpu.attrs["model"]
+        if arch in ("POWER", "ARM"):
+            return _INTER_CPU_BW[arch]
+        if arch == "X86" and vendor == "INTEL":
+            return _INTER_CPU_BW[model if model in ("ERP", "SRP", "SKL") else "BDW"]
+        if arch == "X86" and vendor == "AMD":
+            return self.version.behaviour("amd_inter_cpu_bw")
+        if arch == "X86" and vendor == "ZHAOXIN":
+            return _INTER_CPU_BW["YONGFENG" if model == "YONGFENG" else "ZHAOXIN"]
+        return LOC_BW
+
+    def _sort(self, node: Node, up: Node | None) -> None:
+        """ncclTopoSort: the link up the PCI tree goes last; recurse down."""
+        if up is not None:
+            at = next(i for i, ln in enumerate(node.links) if ln.rem is up)
+            node.links.append(node.links.pop(at))
+        for ln in list(node.links):
+            if ln.type == LINK_PCI and ln.rem is not up:
+                self._sort(ln.rem, node)
+
+    # ---- paths (src/graph/paths.cc) -------------------------------------------------------------
+    def index(self, node: Node) -> int:
+        return next(i for i, n in enumerate(self.nodes[node.type]) if n is node)
+
+    def _set_paths(self, base: Node) -> None:
+        """ncclTopoSetPaths: breadth first from ``base``; the update rule is the version's."""
+        kind, count = base.type, len(self.nodes[base.type])
+        # getPath: the first node of that type with the base's id (duplicates share one slot)
+        base_index = next(i for i, n in enumerate(self.nodes[kind]) if n.id == base.id)
+        dis = self.t("DIS") if self.version.behaviour("paths_start_dis") else self.t("LOC")
+
+        def path_of(node: Node) -> PathInfo:
+            table = node.paths.get(kind)
+            if table is None:
+                table = node.paths[kind] = [PathInfo(dis, 0.0, 0) for _ in range(count)]
+            return table[base_index]
+
+        start = path_of(base)
+        start.type, start.bw, start.count, start.hops = self.t("LOC"), LOC_BW, 0, ()
+        nvb_disabled = self.param("NVB_DISABLE", 0)
+        prefers_type = self.version.behaviour("set_paths_type_first")
+        frontier = [base]
+        while frontier:
+            following: list[Node] = []
+            for node in frontier:
+                path = path_of(node)
+                for link in node.links:
+                    rem = link.rem
+                    rem_path = path_of(rem)
+                    bw = min(path.bw, link.bw)
+                    if node is not base and node.type == GPU and (
+                        nvb_disabled or link.type != LINK_NVL or rem.type != GPU or path.count > 1
+                    ):
+                        continue
+                    new_type = self._step_type(node, rem, link, path)
+                    if prefers_type:
+                        better = (new_type < rem_path.type or (new_type == rem_path.type and rem_path.bw < bw)
+                                  or (new_type == rem_path.type and rem_path.bw == bw
+                                      and rem_path.count > path.count + 1))
+                    else:
+                        better = (rem_path.bw == 0 or rem_path.count > path.count) and rem_path.bw < bw
+                    if not better:
+                        continue
+                    reverse = next((ln for ln in rem.links if ln.rem is node and ln.type == link.type), None)
+                    if reverse is None and not self.version.behaviour("reverse_link_same_type"):
+                        reverse = next((ln for ln in rem.links if ln.rem is node), None)
+                    if reverse is None:  # e.g. a <pcilink> given on one side only
+                        raise TopologyRejected(
+                            f"Failed to find reverse path from remNode {rem.type} to node {node.type}")
+                    rem_path.hops = (reverse,) + path.hops
+                    rem_path.count = path.count + 1
+                    rem_path.bw = bw
+                    rem_path.type = new_type
+                    if rem not in following:
+                        following.append(rem)
+            frontier = following
+
+    def _step_type(self, node: Node, rem: Node, link: Link, path: PathInfo) -> int:
+        t = self.t
+        new_type = t("LOC") if link.type in (LINK_NET, LINK_LOC) else t(link.type if link.type != LINK_PCI else "PIX")
+        if link.type == LINK_C2C:
+            new_type = t("C2C") if "C2C" in self.rank_of_type else t("NVL")
+        if node.type == PCI and rem.type == PCI:
+            new_type = t("PXB")
+        if link.type == LINK_PCI and (node.type == CPU or rem.type == CPU):
+            new_type = t("PHB")
+        if node.type == GPU and path.type == t("NVL") and new_type == t("NVL") and path.count + 1 > 1:
+            new_type = t("NVB")
+        return max(path.type, new_type)
+
+    def merge_type(self, type0: int, type1: int) -> int:
+        """mergePathType (2.27.5+): PHB over C2C is P2C; else the worse of the two."""
+        high, low = max(type0, type1), min(type0, type1)
+        if "P2C" in self.rank_of_type and self.version.behaviour("p2c_merge") in ("merge", "merge_local") \
+                and high == self.t("PHB") and low == self.t("C2C"):
+            return self.t("P2C")
+        return high
+
+    def _inter_step(self, tx: str, ix: int, t1: str, i1: int, t2: str, i2: int) -> None:
+        """addInterStep: route node (t1, i1) to (t2, i2) through (tx, ix)."""
+        mid = self.nodes[tx][ix]
+        src = self.nodes[t1][i1]
+        first = src.paths[tx][ix]
+        second = mid.paths[t2][i2]
+        target = src.paths[t2][i2]
+        target.hops = first.hops + second.hops
+        target.count = first.count + second.count
+        merged = self.merge_type(first.type, second.type) if self.version.behaviour("p2c_merge") in (
+            "merge", "merge_local") else max(first.type, second.type)
+        target.type = self.t("PXN") if tx == GPU else merged
+        target.bw = min(first.bw, second.bw)
+        self._changed()
+
+    def _changed(self) -> None:
+        self._local_memo.clear()
+        self._local_gpu_memo.clear()
+
+    def local(self, kind: str, index: int, result: str) -> list[int]:
+        """ncclTopoGetLocal: the result nodes with the best bandwidth, then the best type.
+        Memoised; any change to a path (addInterStep, the P2C merge) clears the memo."""
+        key = (kind, index, result)
+        found = self._local_memo.get(key)
+        if found is None:
+            found = self._local_memo[key] = self._local(kind, index, result)
+        return found
+
+    def _local(self, kind: str, index: int, result: str) -> list[int]:
+        paths = self.nodes[kind][index].paths.get(result)
+        if paths is None:
+            return []
+        min_type, max_bw, found = self.t("DIS"), 0.0, []
+        for i, p in enumerate(paths):
+            if p.bw > max_bw or (p.bw == max_bw and p.type < min_type):
+                max_bw, min_type, found = p.bw, p.type, []
+            if p.bw == max_bw and p.type == min_type:
+                found.append(i)
+        return found
+
+    def local_cpu(self, g: int) -> int | None:
+        """ncclGetLocalCpu: the CPU fewest hops away (2.30.7: among the best-bandwidth CPUs)."""
+        paths = self.nodes[GPU][g].paths.get(CPU)
+        rule = self.version.behaviour("local_cpu")
+        if rule != "best_then_hops":
+            best, min_hops = None, 0
+            for c, p in enumerate(paths or []):
+                if (p.count > 0 or rule == "fewest_hops_any") and (min_hops == 0 or p.count < min_hops):
+                    best, min_hops = c, p.count
+            return best
+        cpus = self.local(GPU, g, CPU)
+        if not cpus:
+            return None
+        paths = self.nodes[GPU][g].paths[CPU]
+        best = cpus[0]
+        for c in cpus[1:]:
+            if paths[c].count < paths[best].count:
+                best = c
+        return best
+
+    def rank_index(self, rank: int) -> int | None:
+        return next((i for i, g in enumerate(self.nodes[GPU]) if g.attrs["rank"] == rank), None)
+
+    def cpu_type(self) -> tuple:
+        cpu = self.nodes[CPU][0] if self.nodes[CPU] else None
+        return (cpu.attrs["arch"], cpu.attrs["vendor"], cpu.attrs["model"]) if cpu else (None, None, None)
+
+    def p2p(self, g1: int, g2: int) -> bool:
+        """ncclTopoCheckP2p with no communicator; NVML is taken to report P2P as supported."""
+        path = self.nodes[GPU][g1].paths[GPU][g2]
+        arch, vendor, _ = self.cpu_type()
+        level = self.version.p2p_level(arch, vendor, len(self.nodes[GPU]), self.t)
+        user = self.user_level("NCCL_P2P_DISABLE", "NCCL_P2P_LEVEL")
+        if user is not None:
+            level = user
+        return path.type <= level
+
+    def user_level(self, disable_env: str | None, level_env: str) -> int | None:
+        """ncclGetLevel: a path name, or an old-style number, from the environment."""
+        if disable_env and self.env.get(disable_env) is not None and strtol(self.env[disable_env], 0)[0] == 1:
+            return self.t("LOC")
+        text = self.env.get(level_env)
+        if text is None:
+            return None
+        for i, name in enumerate(self.order):
+            if name == "NET":
+                break
+            if text == name:
+                return i
+            if name == "SYS":
+                break
+        if text[:1].isdigit():
+            old = self.version.levels_old_to_new
+            number = min(strtol(text, 0)[0], len(old) - 1)
+            return self.t(old[number])
+        return None
+
+    def local_net(self, g: int, channel: int) -> int | None:
+        """ncclTopoGetLocalNet: the NET index a GPU uses on ``channel``."""
+        nets = self.local(GPU, g, NET)
+        if not nets:
+            return None
+        gpus = self.local(NET, nets[0], GPU)
+        per_gpu = -(-len(nets) // len(gpus)) if gpus else 0
+        if not per_gpu:
+            return None
+        net = self.nodes[GPU][g].attrs["dev"]
+        if self.version.behaviour("local_net_dev_modulo"):
+            net = net % len(gpus)
+        if len(nets) & (len(nets) - 1) == 0:
+            net = _mirror_bits(net, len(nets))
+        net += channel % per_gpu
+        return nets[net % len(nets)]
+
+    def local_gpu(self, n: int) -> int:
+        """ncclTopoGetLocalGpu: the first GPU (of the NET's best GPUs) whose channels use it."""
+        found = self._local_gpu_memo.get(n)
+        if found is None:
+            found = self._local_gpu_memo[n] = self._local_gpu(n)
+        return found
+
+    def _local_gpu(self, n: int) -> int:
+        candidates = self.local(NET, n, GPU) if self.version.behaviour("local_gpu_among_best") \
+            else list(range(len(self.nodes[GPU])))
+        for channel in range(self.version.max_channels):
+            for g in candidates:
+                if self.local_net(g, channel) == n:
+                    return g
+        return -1
+
+    def check_gdr(self, g: int, n: int, read: bool) -> int:
+        """ncclTopoCheckGdr: 0 disabled, 1 enabled, 2 enabled with PCI mapping (C2C systems)."""
+        net, gpu = self.nodes[NET][n], self.nodes[GPU][g]
+        if net.attrs["gdr"] == 0 or gpu.attrs["gdr"] == 0:
+            return 0
+        if gpu.attrs["mlopart"] and self.version.behaviour("gdr_off_mlopart") and not self.param("NET_GDR_MLOPART", 0):
+            return 0
+        if read:
+            gdr_read = self.param("NET_GDR_READ", -2)
+            if gdr_read == 0:
+                return 0
+            if gdr_read < 0 and (gpu.attrs["sm"] < 80 or not self.version.behaviour("gdr_read_sm80")):
+                gpus = self.nodes[GPU]
+                nvlink = len(gpus) == 1 or any(i != g and gpu.paths[GPU][i].type == self.t("NVL")
+                                               for i in range(len(gpus)))
+                if not nvlink:
+                    return 0
+        gdr_c2c = self.param("NET_GDR_C2C", self.version.behaviour("net_gdr_c2c_default"))
+        rule = self.version.behaviour("gdr_level")
+        level = self.t("P2C") if rule == "p2c_if_gdr_c2c" and gdr_c2c else self.t("PXB")
+        user = self.user_level(None, "NCCL_NET_GDR_LEVEL")
+        if user is not None:
+            level = user
+        distance = gpu.paths[NET][n].type
+        if distance == self.t("PXN"):
+            g = self.intermediate(g, n)
+            gpu = self.nodes[GPU][g]
+            distance = gpu.paths[NET][n].type
+        c = self.local_cpu(g)
+        local_c2c = c is not None and "C2C" in self.rank_of_type and gpu.paths[CPU][c].type == self.t("C2C")
+        if rule == "phb_c2c_as_c2c" and gdr_c2c and distance == self.t("PHB") and local_c2c:
+            distance = self.t("C2C")
+        if rule == "p2c_as_c2c" and gdr_c2c and distance == self.t("P2C"):
+            distance = self.t("C2C")
+        if distance > level:
+            return 0
+        if "C2C" not in self.rank_of_type:
+            return 1
+        direct = self.t("P2C") if rule == "p2c_if_gdr_c2c" else self.t("C2C")
+        return 2 if local_c2c and distance != direct else 1
+
+    def intermediate(self, g: int, n: int) -> int:
+        """ncclTopoGetIntermediateRank, as a GPU index: the first GPU on a PXN path."""
+        path = self.nodes[GPU][g].paths[NET][n]
+        if path.type != self.t("PXN"):
+            return g
+        for link in path.hops:
+            if link.rem.type != NVS:
+                if link.rem.type == GPU:
+                    return self.index(link.rem)
+                break
+        raise TopologyRejected(f"Could not find intermediate GPU between GPU rank {g} and NIC {n}")
+
+    def _compute_paths(self) -> None:
+        """ncclTopoComputePaths(system, NULL)."""
+        for kind in (CPU, GPU, NET, NVS):
+            for node in self.nodes[kind]:
+                self._set_paths(node)
+        gpus, nets = self.nodes[GPU], self.nodes[NET]
+        for g in range(len(gpus)):
+            for p in range(len(gpus)):
+                if not self.p2p(p, g):
+                    cpu = self.local_cpu(g)
+                    self._inter_step(CPU, cpu, GPU, p, GPU, g)
+        self._merge_p2c()
+        pxn_disabled = self.param("PXN_DISABLE", 0) == 1 or self.version.behaviour("pxn_rule") is None
+        for n, net in enumerate(nets):
+            for g, gpu in enumerate(gpus):
+                if not pxn_disabled:
+                    self._maybe_pxn(n, g)
+                below_phb = gpu.paths[NET][n].type < self.t("PHB")
+                if below_phb or not self.version.behaviour("gdr_divert_below_phb_only"):
+                    if self.check_gdr(g, n, read=False) == 0:
+                        cpu = self.local_cpu(g)
+                        self._inter_step(CPU, cpu, NET, n, GPU, g)
+                        self._inter_step(CPU, cpu, GPU, g, NET, n)
+
+    def _merge_p2c(self) -> None:
+        rule = self.version.behaviour("p2c_merge")
+        if rule is None:
+            return
+        P2C = self.t("P2C")
+        for g, gpu in enumerate(self.nodes[GPU]):
+            c = self.local_cpu(g)
+            if c is None:
+                continue
+            nets = self.local(GPU, g, NET) if rule == "merge_local" else range(len(self.nodes[NET]))
+            for n in nets:
+                net = self.nodes[NET][n]
+                if rule == "phb_c2c":
+                    hit = gpu.paths[NET][n].type == self.t("PHB") and gpu.paths[CPU][c].type == self.t("C2C")
+                    if hit:
+                        gpu.paths[NET][n].type = net.paths[GPU][g].type = P2C
+                        self._changed()
+                elif self.merge_type(gpu.paths[CPU][c].type, net.paths[CPU][c].type) == P2C:
+                    gpu.paths[NET][n].type = min(P2C, gpu.paths[NET][n].type)
+                    net.paths[GPU][g].type = min(P2C, net.paths[GPU][g].type)
+                    self._changed()
+
+    def _maybe_pxn(self, n: int, g: int) -> None:
+        """The PXN condition of ncclTopoComputePaths, as the version states it."""
+        peer_index = self.local_gpu(n)
+        if peer_index in (g, -1):
+            return
+        t, rule = self.t, self.version.behaviour("pxn_rule")
+        peer, gpu = self.nodes[GPU][peer_index], self.nodes[GPU][g]
+        peer_net, own = peer.paths[NET][n], gpu.paths[NET][n]
+        pxn_c2c = self.param("PXN_C2C", self.version.behaviour("pxn_c2c_default"))
+        if rule == "pxb":
+            peer_ok, worse = peer_net.type <= t("PXB"), t("PXB")
+        elif rule == "pxb_or_p2c":
+            peer_ok = peer_net.type <= t("PXB") or (pxn_c2c and peer_net.type == t("P2C"))
+            worse = t("PXB")
+        else:
+            level = t("P2C") if pxn_c2c else t("PXB")
+            peer_ok, worse = peer_net.type <= level, (level if rule == "pxn_type" else t("PXN"))
+        if peer_ok and self.version.behaviour("pxn_relay_needs_gdr"):
+            peer_ok = self.check_gdr(peer_index, n, read=True) != 0
+        if peer_ok and peer.paths[GPU][g].type <= t("NVL") and (peer_net.bw > own.bw or own.type > worse):
+            self._inter_step(GPU, peer_index, GPU, g, NET, n)
+
+    # ---- answers --------------------------------------------------------------------------------
+    def type_name(self, index: int) -> str:
+        return self.order[index]
+
+
+def _mirror_bits(value: int, pow2: int) -> int:
+    mirror, b, mb = 0, 1, pow2 >> 1
+    while b < pow2:
+        if value & b:
+            mirror |= mb
+        b, mb = b << 1, mb >> 1
+    return mirror

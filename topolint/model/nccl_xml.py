@@ -1,0 +1,228 @@
+"""NCCL's own topology XML reader (src/graph/xml.cc xmlGetNode, xmlGetToken, xmlGetValue,
+xmlLoadSub and the ncclTopoXmlLoad* handlers), ported byte for byte.
+
+lxml accepts much that NCCL refuses (a start tag split over lines, spaces around ``=``, a UTF-8
+BOM, text between elements, a value over MAX_STR_LEN) and NCCL keeps only the elements its
+handlers know (an unknown element is read and dropped with its children). This reader gives
+the tree NCCL keeps, or NCCL's WARN text and the line where NCCL stopped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from topolint.model.facts import Location, XmlNode, build
+from topolint.model.nccl_version import NcclVersion
+from topolint.model.numbers import strtol
+
+MAX_STR_LEN = 255
+MAX_ATTR_COUNT = 16
+NODE_NONE, NODE_OPEN, NODE_CLOSE, NODE_SINGLE = 0, 1, 2, 3
+
+
+class NcclXmlError(Exception):
+    """NCCL's reader fails: ``message`` is its WARN text, ``line`` where it stopped."""
+
+    def __init__(self, message: str, line: int, undefined: bool = False):
+        super().__init__(message)
+        self.message, self.line, self.undefined = message, line, undefined
+
+
+def _handlers(version: NcclVersion) -> dict[str, tuple[str, ...]]:
+    """The child elements each handler keeps (the ncclTopoXmlLoad* functions of the version)."""
+    pci = ("pci", "gpu", "nic") + (("pcilink",) if version.behaviour("pcilinks") else ())
+    gpu = ("nvlink",) + (("c2c",) if version.behaviour("c2c_links") else ())
+    return {"": ("system",), "system": ("cpu",), "cpu": ("pci", "nic"), "pci": pci, "gpu": gpu, "nic": ("net",),
+            "net": (), "nvlink": (), "c2c": (), "pcilink": ()}
+
+
+_TOKEN_END = re.compile(rb"[= >/\n\r]")
+
+
+class _Reader:
+    """The reader works on bytes with find/regex scans that keep the byte-by-byte semantics of
+    NCCL's loops (which character ends a token, when a length check fires)."""
+
+    def __init__(self, data: bytes, path: str, version: NcclVersion):
+        self.data, self.pos, self.path = data, 0, path
+        self._line, self._line_pos = 1, 0
+        self.version = version
+        self.checks_values = version.behaviour("xml_value_checks")
+        self.handlers = _handlers(version)
+        self.max_nodes, self.max_subs = version.max_xml_nodes, version.max_xml_children
+        self.count = 0
+
+    @property
+    def line(self) -> int:
+        """The line of the last byte read (counted lazily)."""
+        end = max(self.pos - 1, self._line_pos)
+        self._line += self.data.count(b"\n", self._line_pos, end)
+        self._line_pos = end
+        return self._line
+
+    def fail(self, message: str, undefined: bool = False):
+        raise NcclXmlError(message, self.line, undefined)
+
+    def getc(self, eof_ok: bool = False) -> str | None:
+        if self.pos >= len(self.data):
+            if eof_ok:
+                return None
+            self.fail("XML Parse : Unexpected EOF")
+        byte = self.data[self.pos]
+        self.pos += 1
+        return chr(byte)
+
+    def _text(self, start: int, end: int) -> str:
+        return self.data[start:end].decode("latin-1")
+
+    def value(self) -> tuple[str, str]:
+        """xmlGetValue: a quoted value, then the character after it. From 2.27 the byte at index
+        254 after the quote fails ("too long") even when it is the closing quote."""
+        c = self.getc()
+        if c not in ('"', "'"):
+            self.fail("XML Parse : Expected (double) quote.")
+        start = self.pos
+        if not self.checks_values:
+            # <= 2.26: read up to the next double quote into a 256-byte buffer, unchecked.
+            if c == "'":
+                self.fail("single-quoted value read up to the next double quote: NCCL misreads the file",
+                          undefined=True)
+            end = self.data.find(b'"', start)
+            if end < 0:
+                self.pos = len(self.data)
+                self.fail("XML Parse : Unexpected EOF")
+            if end - start >= MAX_STR_LEN + 1:
+                self.pos = end
+                self.fail("value longer than NCCL's 256-byte buffer: undefined behaviour", undefined=True)
+            self.pos = end + 1
+            return self._text(start, end), self.getc()
+        end = self.data.find(c.encode("latin-1"), start)
+        if (end >= 0 and end - start >= MAX_STR_LEN - 1) or (end < 0 and len(self.data) - start > MAX_STR_LEN - 1):
+            self.pos = start + MAX_STR_LEN
+            self.fail(f"Error : value {self._text(start, start + MAX_STR_LEN - 1)} too long (max {MAX_STR_LEN})")
+        if end < 0:
+            self.pos = len(self.data)
+            self.fail("XML Parse : Unexpected EOF")
+        self.pos = end + 1
+        return self._text(start, end), self.getc()
+
+    def token(self, want_value: bool) -> tuple[str, str | None, str]:
+        """xmlGetToken: a name up to space, >, / or a line end; or name=value. The byte at index
+        254 fails ("too long") unless it is the '='."""
+        start = self.pos
+        match = _TOKEN_END.search(self.data, start)
+        limit = MAX_STR_LEN - 1
+        if match is None:
+            self.pos = len(self.data)
+            if len(self.data) - start > limit:
+                self.fail(f"Error : name {self._text(start, start + limit)} too long (max {MAX_STR_LEN})")
+            self.fail("XML Parse : Unexpected EOF")
+        end = match.start()
+        c = chr(self.data[end])
+        if end - start > limit or (end - start == limit and c != "="):
+            self.pos = start + limit + 1
+            self.fail(f"Error : name {self._text(start, start + limit)} too long (max {MAX_STR_LEN})")
+        self.pos = end + 1
+        name = self._text(start, end)
+        if c == "=":
+            if not want_value:
+                self.fail(f"XML Parse : Unexpected value with name {name}")
+            value, last = self.value()
+            return name, value, last
+        return name, None, c
+
+    def skip_comment(self, start: str, following: str) -> None:
+        end = "..."
+        for ch in start + following:
+            end = end[1:] + ch
+        while end != "-->":
+            c = self.getc(eof_ok=True)
+            if c is None:
+                self.fail("XML Parse error : unterminated comment")
+            end = end[1:] + c
+
+    def node(self) -> tuple[int, str, dict, int]:
+        """xmlGetNode: (type, name, attributes, line of the '<')."""
+        while True:
+            c = " "
+            while c in (" ", "\n", "\r"):
+                c = self.getc(eof_ok=True)
+                if c is None:
+                    return NODE_NONE, "", {}, self.line
+            line = self.line
+            if c != "<":
+                self.fail(f"XML Parse error : expecting '<', got '{c}'")
+            name, _, c = self.token(False)
+            if name.startswith("!--"):
+                self.skip_comment(name[3:], c)
+                continue
+            break
+        if name == "" and c == "/":
+            name, _, c = self.token(False)
+            if c != ">":
+                self.fail(f"XML Parse error : unexpected trailing {c} in closing tag {name}")
+            return NODE_CLOSE, name, {}, line
+        attrs: dict[str, str] = {}
+        count = 0
+        while c == " ":
+            key, value, c = self.token(True)
+            if count < MAX_ATTR_COUNT:
+                count += 1
+                attrs.setdefault(key, value)  # xmlGetAttrIndex: the first of a repeated name wins
+        kind = NODE_OPEN
+        if c == "/":
+            kind = NODE_SINGLE
+            _, _, c = self.token(False)
+        if c != ">":
+            self.fail(f"XML Parse : expected >, got '{c}'")
+        return kind, name, attrs, line
+
+    def load_sub(self, head: XmlNode | None, head_kind: int, keep: tuple[str, ...] | None) -> None:
+        """xmlLoadSub; ``keep`` None reads and drops the children (an element no handler knows)."""
+        if head is not None and head_kind == NODE_SINGLE:
+            return
+        while True:
+            if self.count == self.max_nodes:
+                self.fail(f"Error : XML parser is limited to {self.max_nodes} nodes")
+            kind, name, attrs, line = self.node()
+            if kind == NODE_NONE:
+                if head is not None:
+                    self.fail(f"XML Parse : unterminated {head.name}")
+                return
+            if head is not None and kind == NODE_CLOSE:
+                if name != head.name:
+                    self.fail(f"XML Mismatch : {head.name} / {name}")
+                return
+            if keep is not None and name in keep:
+                node = build(XmlNode, name=name, attrs=attrs, loc=build(Location, path=self.path, line=line, column=0))
+                if head is not None:
+                    if len(head.children) == self.max_subs:
+                        self.fail(f"Error : XML parser is limited to {self.max_subs} subnodes")
+                    head.children.append(node)
+                else:
+                    self.roots.append(node)
+                self.count += 1
+                if name == "system":
+                    self.system_checks(node)
+                self.load_sub(node, kind, self.handlers.get(name, ()))
+            else:
+                dropped = build(XmlNode, name=name, attrs=attrs, loc=build(Location, path=self.path, line=line, column=0))
+                self.load_sub(dropped, kind, None)
+
+    def system_checks(self, node: XmlNode) -> None:
+        """ncclTopoXmlLoadSystem: version must be 1."""
+        text = node.attrs.get("version")
+        if text is None:
+            self.fail("Attribute version of node system not found")
+        version = strtol(text, 0)[0]
+        if version != 1:
+            self.fail(f"XML Topology has wrong version {version}, 1 needed")
+
+
+def read_nccl_xml(data: bytes, path: str, version: NcclVersion) -> XmlNode | None:
+    """The <system> tree NCCL keeps from ``data`` (None when the file has none); raises
+    NcclXmlError with NCCL's message when NCCL's reader fails."""
+    reader = _Reader(data, path, version)
+    reader.roots = []
+    reader.load_sub(None, NODE_OPEN, reader.handlers[""])
+    return reader.roots[0] if reader.roots else None
