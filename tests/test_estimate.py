@@ -251,3 +251,10 @@ def test_oversubscription_applies_beyond_one_leaf():
     assert across.algorithm("ring").busbw_GBps == pytest.approx(blocking.algorithm("ring").busbw_GBps)
     assert across.algorithm("ring").busbw_GBps < within.algorithm("ring").busbw_GBps / 3.5
     assert any("4:1 oversubscription" in a for a in across.assumptions)
+
+
+def test_one_rank_and_too_many_gpus(corpus):
+    one = run_cli("estimate", corpus / OCI_H100, "--gpus-per-node", "1")
+    assert one.exit_code == 0 and "one rank: nothing to communicate" in one.stdout
+    too_many = run_cli("estimate", corpus / OCI_H100, "--gpus-per-node", "12")
+    assert too_many.exit_code == 2 and "has 8 GPUs" in too_many.stderr and "Traceback" not in too_many.stderr

@@ -159,14 +159,15 @@ def render_text(run: EstimateRun) -> str:
         header = ("algorithm", "proto", "busbw GB/s", "algbw GB/s", "time us", "bottleneck")
         rows = [header] + _algorithm_rows(est)
         widths = [max(len(r[c]) for r in rows) for c in range(5)]
-        for r in rows:
+        for r in rows if est.algorithms else []:
             out.append("  ".join(r[c].ljust(widths[c]) if c in (0, 1) else r[c].rjust(widths[c]) for c in range(5))
                        + "  " + r[5])
+        if not est.algorithms:
+            out.append("one rank: nothing to communicate")
         out.append("")
         for a in est.algorithms:
             out.append(f"{a.name}: {shown(a.bottleneck.detail)}")
             out.extend(f"  {shown(note)}" for note in a.notes)
-        out.append("")
         if est.selected:
             sel = est.selected_estimate
             out.append(f"NCCL would select: {sel.name} ({sel.protocol}), {sel.busbw_GBps:.1f} GB/s busbw")
