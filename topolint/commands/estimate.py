@@ -323,9 +323,18 @@ def run_training(paths: list[str], node_counts: list[int], spec, gpus_per_node: 
     assumptions = [a for a in assumptions if not a.startswith("parameter server:")] + _training_assumptions(spec)
     findings = []
     if check and any(r.communication_bound for r in rows):
-        bottlenecks = {r.bottleneck.entity for r in rows if r.communication_bound and r.bottleneck}
-        findings = [f for f in topology_findings(paths, version, []) if f["entity"] in bottlenecks]
+        bound = [r.bottleneck for r in rows if r.communication_bound and r.bottleneck]
+        findings = [f for f in topology_findings(paths, version, []) if _explains(f, bound)]
     return TrainingRun(spec, rows, assumptions, findings, collection.problems)
+
+
+def _explains(finding: dict, bottlenecks: list) -> bool:
+    """A finding on the bottleneck link, or, when a NIC bounds the step, on any of the node's
+    network ports: a port that is down or slow moves the traffic onto the others."""
+    if any(finding["entity"] == b.entity for b in bottlenecks):
+        return True
+    return any(b.link == "NIC" and "/nic/" in finding["entity"] and finding["entity"].split("/", 1)[0]
+               == b.entity.split("/", 1)[0] for b in bottlenecks)
 
 
 def _training_assumptions(spec) -> list[str]:
@@ -375,7 +384,7 @@ def _bound_lines(run: TrainingRun) -> list[str]:
             b = row.bottleneck
             lines.append(f"{row.nodes} node(s): communication-bound (GPU {100 * row.gpu_busy:.0f}% busy, "
                          f"{row.exposed_ms:.1f} ms exposed); bottleneck {_where(b)}: {shown(b.detail)}")
-    lines += [f"finding on it: {_finding_line(f)}" for f in run.findings]
+    lines += [f"topology finding: {_finding_line(f)}" for f in run.findings]
     return lines
 
 
