@@ -25,6 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TSV = ROOT.parent / "shared" / "reference" / "nccl-env.tsv"
 OUTPUT = ROOT / "topolint" / "data" / "nccl_env.json"
+# Names read by NCCL's own plugins and contrib/ (NVIDIA/nccl at a release tag) and by network
+# plugins, each with the file that reads it and the repository commit (facts, not code).
+PLUGIN_TSV = ROOT / "topolint" / "data" / "plugin_env.tsv"
 NEWEST = "2.30.7"
 
 # §3.2: level-valued variables; exact path names (HEAD list), or a legacy leading digit.
@@ -196,6 +199,7 @@ def build(tsv: Path) -> dict:
             if name in DEPRECATED_VALUES:
                 entry["deprecated_values"] = DEPRECATED_VALUES[name]
             variables[name] = entry
+    _add_plugin_names(variables)
     for old, new in PYTORCH_RENAMED.items():
         variables.setdefault(old, {"reader": "pytorch", "status": "renamed", "replacement": new, "kind": "string",
                                    "summary": f"PyTorch c10d reads {new} first, then this deprecated name"})
@@ -205,6 +209,17 @@ def build(tsv: Path) -> dict:
         "variables": dict(sorted(variables.items())),
         "other_prefixes": OTHER_PREFIXES,
     }
+
+
+def _add_plugin_names(variables: dict) -> None:
+    """Plugin-read names NCCL itself does not read become entries of their own reader."""
+    with PLUGIN_TSV.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            name, source = row["name"], f"{row['repository']}@{row['commit'][:12]}:{row['source']}"
+            if name in variables:
+                continue
+            variables[name] = {"reader": row["reader"], "kind": "string", "status": "current", "source": source,
+                               "summary": f"read by {row['reader']} ({row['source']})"}
 
 
 def render(catalog: dict) -> str:

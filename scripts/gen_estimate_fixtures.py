@@ -37,6 +37,10 @@ SYSTEMS = {
         "GB200 NVL72 compute tray: 2 Grace CPUs, 4 B200 GPUs (SM 10.0), each with 18 NVLink 5 links to the "
         "NVLink switch trays; 4 ConnectX-7 400 Gb/s (NVIDIA GB200 NVL72 page)",
         "the Grace-GPU C2C link is left out: no intra-tray GPU-to-GPU traffic crosses it"]),
+    "gb200-2tray-8gpu-8x400g": (8, 100, 18, 5, 8, 400000, 5, ("", 0, 0, "aarch64"), [
+        "Two GB200 NVL72 compute trays as one NVLink partition (NVIDIA/nccl#1801): 8 B200 GPUs (SM 10.0) with",
+        "18 NVLink 5 links each to the NVLink switch trays; 4 ConnectX-7 400 Gb/s per tray (NVIDIA GB200 NVL72 page)",
+        "the trays' four Grace CPUs are drawn as two; the C2C links are left out"]),
 }
 
 

@@ -66,3 +66,17 @@ def test_nccl_conf_takes_the_value_as_written():
     config = parse_nccl_conf(SourceFile("nccl.conf", "NCCL_DEBUG=INFO\r\nNCCL_ALGO = Ring\n"))
     assert [(s.name, s.value, s.loc.line) for s in config.settings] == [("NCCL_DEBUG", "INFO", 1), ("NCCL_ALGO", "Ring", 2)]
 
+
+
+def test_the_consumer_decides_how_a_dot_env_is_read(tmp_path):
+    quoted = 'NCCL_DEBUG="WARN" # comment\n'
+    (tmp_path / ".env").write_text(quoted)  # compose: WARN
+    (tmp_path / "run.env").write_text(quoted)  # docker run --env-file: the quotes and comment are the value
+    (tmp_path / "common.env").write_text("NCCL_SOCKET_IFNAM=eth0\n")  # sourced: shell, read by the script
+    (tmp_path / "go.sh").write_text("source ./common.env\ndocker run --env-file run.env image\n")
+    result = run_cli("check", ".", "--isolated", "--no-cache", "--format", "json", "--verbose", cwd=tmp_path)
+    found = sorted((f["code"], f["path"], f["line"]) for f in json.loads(result.stdout)["findings"])
+    assert found == [("ENV001", "common.env", 1), ("ENV003", "run.env", 1)]
+    assert ".env: read as docker compose reads a .env file (no other consumer seen)" in result.stderr
+    assert "run.env: read as docker run --env-file reads it (values as written)" in result.stderr
+    assert "common.env: sourced by a shell script: read as shell there, not on its own" in result.stderr

@@ -237,3 +237,17 @@ def test_cluster_is_min_combined_and_names_the_slow_node(tmp_path):
     assert ring.busbw_GBps == pytest.approx(8 * 24, rel=0.01)
     assert ring.busbw_GBps < degraded.algorithm("ring").busbw_GBps
     assert ring.bottleneck.entity == "b/nic/mlx5_1:1"
+
+
+def test_oversubscription_applies_beyond_one_leaf():
+    from tests.conftest import FIXTURES
+
+    h100 = collect([str(FIXTURES / "estimate" / "hgx-h100-8gpu-8x400g.xml")]).nodes
+    fabric = Options(oversubscription=4, nodes_per_leaf=8)
+    within = estimate(h100, nodes=8, options=fabric)
+    across = estimate(h100, nodes=16, options=fabric)
+    blocking = estimate(h100, nodes=16, options=Options(oversubscription=4))
+    assert within.algorithm("ring").busbw_GBps == pytest.approx(estimate(h100, nodes=8).algorithm("ring").busbw_GBps)
+    assert across.algorithm("ring").busbw_GBps == pytest.approx(blocking.algorithm("ring").busbw_GBps)
+    assert across.algorithm("ring").busbw_GBps < within.algorithm("ring").busbw_GBps / 3.5
+    assert any("4:1 oversubscription" in a for a in across.assumptions)

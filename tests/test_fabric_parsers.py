@@ -78,7 +78,7 @@ def test_ibv_devinfo_both_layouts_mtus_and_verbose_rate():
             "\tdevice_cap_flags:\t\t0x1\n\t\t\t\t\tBAD_PKEY_CNTR\n\t\t\t\t\tUnknown flags: 0xe5620000\n"
             "\tDevice ports:\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n"
             "\t\t\tactive_mtu:\t\t1024 (3)\n\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t25.0 Gbps (32)\n"
-            "\t\t\tlink_layer:\t\tEthernet\n")
+            "\t\t\tlink_layer:\t\tEthernet\n\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0e42:a1ff:fe00:0001\n")
     port = read(text, "ibv_devinfo").ports[0]
     assert (port.hca, port.port, port.state, port.active_mtu, port.max_mtu, port.link_layer, port.model,
             port.rate_gbps) == ("mlx4_0", 1, "active", 1024, 4096, "ethernet", "MT4099", 100.0)

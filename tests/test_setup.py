@@ -176,3 +176,42 @@ def test_pipx_install_as_the_readme_says(tmp_path):
     run = subprocess.run([str(tmp_path / "bin" / "topolint"), "check", str(FIXTURES / "samples" / "healthy-8gpu-dump.xml")],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout == "All checks passed.\n", run.stdout + run.stderr
+
+
+# --- every topolint command line in the README ------------------------------------------------
+
+def _readme_command_lines() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = []
+    for block in re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S):
+        for line in block.splitlines():
+            command = line.split("  #")[0].strip()
+            if re.match(r"^(cat \S+ \| )?topolint (check|rules|rule)\b", command):
+                lines.append(command)
+    return lines
+
+
+@pytest.fixture
+def placeholders(tmp_path) -> Path:
+    """The files and folders the README's examples name, made of fixtures."""
+    work = tmp_path / "work"
+    (work / "node17").mkdir(parents=True)
+    shutil.copy(FIXTURES / "samples" / "dgx-like-2socket-dump.xml", work / "topo.xml")
+    shutil.copy(FIXTURES / "samples" / "dgx-like-2socket-dump.xml", work / "node17" / "topo.xml")
+    shutil.copy(FIXTURES / "samples" / "dgx-like-2socket-dump.xml", work / "node17-topo.xml")
+    for host in ("node01", "node02"):
+        (work / "cluster" / host).mkdir(parents=True)
+        shutil.copy(FIXTURES / "samples" / "healthy-8gpu-dump.xml", work / "cluster" / host / "topo.xml")
+    shutil.copytree(FIXTURES / "infra-repo", work / "infra")
+    return work
+
+
+def test_readme_command_lines_run(placeholders, tmp_path):
+    commands = _readme_command_lines()
+    assert len(commands) >= 12, commands
+    env = {**os.environ, "PATH": f"{_shim(tmp_path)}{os.pathsep}{os.environ['PATH']}", "TOPOLINT_NO_CACHE": "1"}
+    for command in commands:
+        done = subprocess.run(["bash", "-c", command], cwd=placeholders, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode in (0, 1) and "Traceback" not in done.stderr, f"{command}: {done.stderr}"
+        assert done.stdout, command

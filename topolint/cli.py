@@ -139,6 +139,8 @@ def _estimate_arguments(commands) -> argparse.ArgumentParser:
     est.add_argument("--no-nvls", action="store_true", help="NVLink SHARP multicast is not available")
     est.add_argument("--collnet", action="store_true", help="the fabric offers CollNet/SHARP (NCCL_COLLNET_ENABLE=1)")
     est.add_argument("--oversubscription", type=float, default=1.0, help="fabric leaf-to-spine oversubscription")
+    est.add_argument("--nodes-per-leaf", type=int, default=None,
+                     help="nodes under one leaf switch (no oversubscription up to this many)")
     est.add_argument("--algorithm", default=None, help="only this NCCL algorithm (as NCCL_ALGO=...)")
     est.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
     est.add_argument("--format", choices=["text", "json", "markdown"], default="text")
@@ -184,16 +186,25 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser; ``parser.commands`` maps each command to its subparser (for its usage in errors)."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``parser.commands`` maps each command to its subparser (for its usage in errors).
+    ``only``: declare the arguments of that command alone (the one about to run), others by name."""
     parser = argparse.ArgumentParser(
         prog="topolint",
         description="Static topology analyzer and NCCL config linter for multi-node, multi-GPU training.",
     )
     parser.add_argument("--version", action="version", version=f"topolint {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    parser.commands = {name: add_arguments(commands) for name, (add_arguments, _) in COMMANDS.items()}
+    parser.commands = {}
+    for name, (add_arguments, _) in COMMANDS.items():
+        parser.commands[name] = add_arguments(commands) if only in (None, name) else commands.add_parser(name)
     return parser
+
+
+def _command_word(argv: list[str]) -> str | None:
+    """The command the arguments name (the first word that is not an option), when it is one."""
+    words = [arg for arg in argv if not arg.startswith("-")]
+    return words[0] if words and words[0] in COMMANDS else None
 
 
 def _handler(command: str):
@@ -211,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     # pydantic looks for plugins in the metadata of every installed distribution the first time a
     # model is built (a tenth of a config-only check); the command line uses none.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(only=_command_word(argv))
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         # argparse leaves a subcommand's unknown flags to the top level, whose usage says nothing

@@ -12,10 +12,10 @@ import gzip
 import json
 from pathlib import Path
 
-from topolint.inputs.source import SourceFile
+from types import SimpleNamespace
+
 from topolint.model.nccl_graph import GPU, NET, NcclSystem, TopologyRejected
 from topolint.model.nccl_version import NcclVersion
-from topolint.parsers.nccl_topo_xml import parse_topology
 
 ANSWERS = Path(__file__).with_name("answers.json.gz")
 
@@ -33,18 +33,14 @@ def version_of(tag: str) -> NcclVersion:
     return NcclVersion.parse(tag)
 
 
-def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str]) -> dict:
+def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str], bom: bool = False) -> dict:
     """What topolint's port computes, in the oracle's answer layout."""
-    from topolint.inputs.source import InputError
-
-    try:
-        topology = parse_topology(SourceFile(path, text))
-    except InputError as error:
-        return {"accepted": False, "stage": "xml", "message": str(error)}
+    # NCCL's graph port reads the file with NCCL's own reader (model/nccl_xml.py), not lxml.
+    topology = SimpleNamespace(path=path, text=text, bom=bom)
     try:
         system = NcclSystem(topology, version, env)
     except TopologyRejected as error:
-        return {"accepted": False, "stage": "system", "message": str(error)}
+        return {"accepted": False, "stage": "system", "message": str(error), "_flattened": 0}
     gpus, nets = system.nodes[GPU], system.nodes[NET]
     name = system.type_name
 
@@ -52,6 +48,7 @@ def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str]
         return [name(p.type), p.bw]
 
     return {
+        "_flattened": system.flattened,
         "accepted": True,
         "gpus": [{"bus": g.attrs["bus"], "dev": g.attrs["dev"], "rank": g.attrs["rank"]} for g in gpus],
         "nets": [n.attrs["dev"] for n in nets],

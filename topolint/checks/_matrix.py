@@ -41,11 +41,38 @@ class MatrixContext:
         loc = row.loc if row is not None else self.matrix.header_loc
         return Related(location=loc, entity=self.nic_entity(label), message=message)
 
+    def numa_node(self, label: str) -> str | None:
+        """The row's single NUMA node from the NUMA Affinity column; for a NIC without one, the
+        node of the GPUs it reaches without crossing a CPU link (PIX, PXB, PHB, NODE), if one."""
+        row = self.view.rows.get(label)
+        value = (row.numa_affinity or "").strip() if row is not None else ""
+        if value.isdigit():
+            return value
+        if label in self.view.gpus:
+            return None
+        near = {self.numa_node(g) for g in self.view.gpus
+                if path_name(self.view.rel(g, label)) in ("PIX", "PXB", "PHB")}
+        return near.pop() if len(near) == 1 and None not in near else None
+
+    def same_numa(self, a: str, b: str) -> bool:
+        numa = self.numa_node(a)
+        return numa is not None and numa == self.numa_node(b)
+
+    def path(self, gpu: str, nic: str) -> str | None:
+        """NCCL's path type for a matrix cell. NCCL only gives SYS for a path that crosses a
+        CPU-to-CPU link (src/graph/paths.cc ncclTopoSetPaths: LINK_SYS): SYS between a GPU and a
+        NIC the NUMA column puts on one node is PHB to NCCL."""
+        name = path_name(self.view.rel(gpu, nic))
+        if name == "SYS" and self.same_numa(gpu, nic):
+            return "PHB"
+        return name
+
     def nearest_nics(self, gpu: str, version) -> tuple[str | None, list[str]]:
-        """(path name, NICs at it) of a GPU's best NIC paths, or (None, []) when unknown/none."""
+        """(path name, NICs at it) of a GPU's best NIC paths, or (None, []) when unknown/none.
+        A matrix shows no bandwidths: NICs are ranked by path type alone."""
         best, chosen = None, []
         for nic in self.view.nics:
-            name = path_name(self.view.rel(gpu, nic))
+            name = self.path(gpu, nic)
             if name is None:
                 continue
             rank = version.rank(name)
@@ -55,21 +82,68 @@ class MatrixContext:
                 chosen.append(nic)
         if best is None:
             return None, []
-        return path_name(self.view.rel(gpu, chosen[0])), chosen
+        return self.path(gpu, chosen[0]), chosen
+
+    def local_gpus(self, nic: str, version) -> list[str]:
+        """The GPUs at the NIC's best path type, in GPU order (ncclTopoGetLocal, bandwidths equal)."""
+        ranked = [(version.rank(p), g) for g in self.view.gpus if (p := self.path(g, nic)) is not None]
+        if not ranked:
+            return []
+        best = min(r for r, _ in ranked)
+        return [g for r, g in ranked if r == best]
+
+    def channel_nic(self, gpu: str, channel: int, version) -> str | None:
+        """ncclTopoGetLocalNet on the matrix: the NIC ``gpu`` uses on ``channel``."""
+        _, nets = self.nearest_nics(gpu, version)
+        if not nets:
+            return None
+        gpus = self.local_gpus(nets[0], version) or [gpu]
+        per_gpu = -(-len(nets) // len(gpus))
+        net = self.view.gpu_index(gpu)
+        if version.behaviour("local_net_dev_modulo"):
+            net %= len(gpus)
+        if len(nets) & (len(nets) - 1) == 0:
+            net = _mirror(net, len(nets))
+        return nets[(net + channel % per_gpu) % len(nets)]
+
+    def relay(self, nic: str, version) -> str | None:
+        """ncclTopoGetLocalGpu on the matrix: the NIC's one PXN relay, the first of its best GPUs
+        whose channels use it (src/graph/topo.cc)."""
+        local = self.local_gpus(nic, version)
+        for channel in range(version.max_channels):
+            for g in local:
+                if self.channel_nic(g, channel, version) == nic:
+                    return g
+        return None
 
     def pxn_proxy(self, gpu: str, version) -> tuple[str | None, str | None, bool]:
-        """(peer GPU, its NIC) of a PXN route: an NVLink peer reaching a NIC at PXB or closer.
-        The bool is False when some peer's NIC paths are unknown (rows cut) and none was found."""
-        known = True
+        """(relay GPU, NIC) of a PXN route. NCCL's relay for a NIC is that NIC's local GPU
+        (ncclTopoGetLocalGpu), which must reach the NIC at PXB or closer and be a direct NVLink
+        peer (NV#, not through another GPU) of ``gpu`` (src/graph/paths.cc ncclTopoComputePaths).
+        The bool is False when some row is cut so a relay cannot be ruled out."""
         if not version.has_pxn:
             return None, None, True
-        for peer in self.view.nvlink_peers(gpu):
-            path, nics = self.nearest_nics(peer, version)
-            if any(self.view.rel(peer, n) is None for n in self.view.nics):
-                known = False
+        peers = self.view.nvlink_peers(gpu)
+        if not peers:
+            return None, None, True
+        known = all(self.view.rel(g, n) is not None for g in self.view.gpus for n in self.view.nics)
+        for nic in self.view.nics:
+            relay = self.relay(nic, version)
+            if relay is None or relay == gpu or relay not in peers:
+                continue
+            path = self.path(relay, nic)
             if path is not None and version.at_most(path, "PXB"):
-                return peer, nics[0], True
+                return relay, nic, True
         return None, None, known
+
+
+def _mirror(value: int, pow2: int) -> int:
+    mirror, b, mb = 0, 1, pow2 >> 1
+    while b < pow2:
+        if value & b:
+            mirror |= mb
+        b, mb = b << 1, mb >> 1
+    return mirror
 
 
 def matrix_contexts(node, complete_only: bool = False) -> list[MatrixContext]:

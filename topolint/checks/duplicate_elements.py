@@ -38,16 +38,20 @@ def _busids(node: str, topology) -> Iterator[Hit]:
             first[pci.bus_id] = pci
             continue
         original = first[pci.bus_id]
-        yield Hit(
+        bridge = pci.kind == "bridge" and original.kind == "bridge"
+        hit = Hit(
             entity=pci_entity(node, pci.bus_id),
             location=pci.loc,
-            variant="busid",
+            variant="busid_bridge" if bridge else "busid",
             fields={"bus": pci.bus_id, "first_line": original.loc.line},
             evidence=[f"{where(original.loc)}: first pci busid={original.attrs.get('busid', pci.bus_id)}",
                       f"{where(pci.loc)}: again pci busid={pci.attrs.get('busid', pci.bus_id)}"],
             related=[Related(location=original.loc, entity=pci_entity(node, original.bus_id),
                              message=f"first pci {original.bus_id}")],
         )
+        if bridge:
+            hit.severity = "info"  # lookups find the first bridge; its children still hang under one
+        yield hit
 
 
 def _nvlinks(node: str, topology) -> Iterator[Hit]:

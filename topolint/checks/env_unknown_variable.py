@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from topolint.checks import CheckParameters
 from topolint.checks._config import rename_fix, setting_hit
 from topolint.engine.finding import Hit
-from topolint.model.nccl_env import lookup, only_suggestion, other_reader, suggest
+from topolint.model.nccl_env import is_plugin_variable, lookup, only_suggestion, other_reader, suggest
 
 NEEDS = ("config",)
 
@@ -24,6 +24,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             if name in extra or other_reader(name):
                 continue
             entry = lookup(name)
+            if entry is not None and is_plugin_variable(entry):
+                continue  # e.g. NCCL_INSPECTOR_ENABLE (NCCL's inspector plugin), NCCL_TUNER_CONFIG_FILE
             if entry is not None and entry.get("reader") == "pytorch":
                 hit = setting_hit(setting, replacement=entry["replacement"])
                 hit.variant, hit.severity = "pytorch", "info"

@@ -65,12 +65,16 @@ def _matrix_hits(context) -> Iterator[Hit]:
                 hit.variant, hit.severity = "matrix_pxn", "warning"
                 hit.fields["proxy"] = gpu_text(proxy)
                 hit.fields["proxy_nic"] = mc.nic_text(proxy_nic)
-                hit.evidence.append(f"PXN: {proxy} is an NVLink peer ({view.rel(row.label, proxy)}) that "
-                                    f"reaches {hit.fields['proxy_nic']} at {view.rel(proxy, proxy_nic)}")
+                hit.evidence.append(f"PXN: {proxy}, NCCL's relay for {hit.fields['proxy_nic']} (its local GPU, "
+                                    f"ncclTopoGetLocalGpu), is a direct NVLink peer ({view.rel(row.label, proxy)}) "
+                                    f"and reaches it at {view.rel(proxy, proxy_nic)}")
+                hit.evidence.append("the matrix shows no bandwidths: the relay is chosen as NCCL would with "
+                                    "equal link bandwidths")
             elif not known:
                 continue  # a peer's row was cut: a PXN route cannot be ruled out
             else:
-                hit.evidence.append(f"no NVLink peer of {row.label} reaches a NIC at PXB or closer (no PXN route)")
+                hit.evidence.append(f"no NIC's relay GPU (its local GPU, ncclTopoGetLocalGpu) is a direct NVLink "
+                                    f"peer of {row.label} reaching it at PXB or closer (no PXN route)")
             yield hit
 
 

@@ -47,8 +47,9 @@ def check(context, params: Parameters) -> Iterator[Hit]:
 def _matrix_hits(context) -> Iterator[Hit]:
     version = context.version
     configured = context.options.gdr_level
-    # Outside Grace (C2C) systems NCCL's default level is PXB at every version.
-    level = configured or "PXB"
+    # NCCL's default level (src/graph/paths.cc ncclTopoCheckGdr): P2C from 2.29.2, PXB before;
+    # either way below PHB, which is all a matrix can tell.
+    level = configured or version.default_gdr_level
     source = "configured" if configured else f"the default for NCCL {version}"
     if version.at_most("PHB", level):
         return
@@ -121,9 +122,9 @@ def _xml_hits(context) -> Iterator[Hit]:
             nic, _ = system.nets[nearest]
             cpu_path = system.gpu_cpu_path(gpu)
             c2c = cpu_path is not None and cpu_path.type == "C2C" and nic.cpu_index == gpu.cpu_index
-            # Unset, NCCL's level is P2C from 2.27 (NCCL_NET_GDR_C2C=1), which only differs from
-            # PXB for C2C-attached GPUs: name the level that matters for this GPU.
-            shown = configured or ("P2C" if c2c and version.has_p2c else "PXB")
+            # Unset, NCCL's level is P2C from 2.29.2 (PXB before, with P2C read as C2C on 2.27-2.28):
+            # src/graph/paths.cc ncclTopoCheckGdr.
+            shown = configured or version.default_gdr_level
             hit = gpu_nic_hit(context.node.name, topology, system, gpu, nearest,
                               ", reached at PHB (through the CPU's host bridge, no common PCIe switch)")
             hit.fields.update(gdr_level=shown, gdr_level_source=source, nccl_version=str(version))

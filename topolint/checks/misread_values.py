@@ -178,6 +178,11 @@ def _empty(element: _Element, tag: str, names: list[str]) -> None:
             misread = f'{name}="" is read as 0'
         elif name == "affinity":
             misread = 'affinity="" is read as an empty CPU set'
+        elif tag == "pci" and name == "class":
+            # src/graph/xml.cc ncclTopoGetXmlFromSys re-reads class from sysfs for every device on
+            # the path of a GPU or NIC it detects; the file's class only counts for the others.
+            misread = ('class="" is re-read from sysfs for the devices on a detected GPU or NIC path '
+                       '(ncclTopoGetXmlFromSys); elsewhere NCCL reads it as an empty class')
         else:
             misread = f'{name}="" is kept empty (NCCL does not fill in an attribute that is present)'
         element.add(misread, "give the empty attributes real values or delete them so NCCL fills them "

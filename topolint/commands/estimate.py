@@ -444,6 +444,7 @@ def cli(args) -> int:
         sizes = parse_sizes(args.size, args.sizes)
         options = Options(nvls=False if args.no_nvls else None, collnet=args.collnet, servers=args.servers,
                           colocated=args.colocated, oversubscription=max(1.0, args.oversubscription),
+                          nodes_per_leaf=args.nodes_per_leaf,
                           algorithm=(args.algorithm or "").lower() or None, nvlinks=args.nvlinks,
                           nic_gbps=args.nic_gbps, gpu_sm=args.gpu_sm, pcie_gen=args.pcie_gen)
         if getattr(args, "model_params", None):

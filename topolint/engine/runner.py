@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from topolint.checks import load_check
+from topolint.checks import check_needs, load_check
 from topolint.engine.explain import link_explanations
 from topolint.engine.finding import Finding, Hit, entity_fingerprint
 from topolint.engine.rule import RuleDefinition, RuleError
@@ -130,20 +130,40 @@ def _hits(rule: RuleDefinition, module, context, params, result: RunResult, wher
         return []
 
 
+def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tuple[list[tuple], dict]:
+    """prepare() for the config checks and the node checks some node has the inputs of; and every
+    check's NEEDS. A run of config files alone so imports none of the hardware checks."""
+    needs: dict[str, tuple] = {}
+    for rule in rules:
+        if rule.check != "inputs":
+            found = check_needs(rule.check)
+            try:
+                needs[rule.code] = found if found is not None else tuple(load_check(rule.check).NEEDS)
+            except ValueError as exc:  # no such check
+                raise RuleError(f"{rule.source}: {exc}") from None
+    offered = [node.available() for node in collection.nodes if node.cached is None]
+    runnable = [r for r in rules if r.code in needs and (
+        "config" in needs[r.code] or any(all(n in available for n in needs[r.code]) for available in offered))]
+    return prepare(runnable), needs
+
+
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
     result = RunResult(findings=input_findings({r.code: r for r in rules}, collection),
                        internal_errors=[InternalError(path, rule, describe(exc))
                                         for path, rule, exc, _ in collection.internal_errors])
     # A run the cache answers entirely needs no check module (nor what they import).
     fresh = collection.configs or any(node.cached is None for node in collection.nodes)
-    prepared = prepare(rules) if fresh else []
+    prepared, needs = (_prepare_runnable(rules, collection) if fresh else ([], {}))
     if collection.configs and options.gdr_level is None:
         from topolint.checks._config import configured_gdr_level
 
         options.gdr_level, note = configured_gdr_level(collection.configs)
         if note:
             result.notes.append(note)
-    node_rules = [p for p in prepared if "config" not in p[1].NEEDS]
+    by_code = {p[0].code: p for p in prepared}
+    # (rule, needs, module, params); module None: no node has its inputs, so it was not imported.
+    node_rules = [(r, *(by_code[r.code][1:] if r.code in by_code else (None, None))) for r in rules
+                  if r.code in needs and "config" not in needs[r.code]]
     unreadable_nodes = {p.node for p in collection.problems} | {e[3] for e in collection.internal_errors}
     for node in collection.nodes:
         if node.cached is not None:  # unchanged since a run the cache remembers
@@ -158,7 +178,7 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
         available = node.available()
         ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
         for rule, module, params in node_rules:
-            missing = [need for need in module.NEEDS if need not in available]
+            missing = [need for need in needs[rule.code] if need not in available]
             if missing:
                 result.notes.append(f"{rule.code} not run on node {node.name}: no {', '.join(missing)} input")
                 continue

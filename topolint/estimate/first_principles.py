@@ -31,7 +31,7 @@ def network_bound(hws, comm, coll, options) -> tuple[float, Bottleneck] | None:
     if comm.nodes < 2 or coll != "allreduce":
         return None
     nic_bw, bottleneck = nic_aggregate(hws)
-    nic_bw /= options.oversubscription
+    nic_bw /= options.fabric_ratio(comm.nodes)
     return nic_bw * ((comm.ranks - 1) / comm.ranks) / ((comm.nodes - 1) / comm.nodes), bottleneck
 
 
@@ -91,7 +91,7 @@ def hierarchical(hws, graphs, n_nodes, gpn, size, options) -> AlgorithmEstimate:
     of each 1/g shard across nodes on its rail, all-gather in the node; phases one after another."""
     intra_bw, intra_bn = intra_ring(hws, graphs)
     nic_bw, nic_bn = nic_aggregate(hws)
-    nic_bw /= options.oversubscription
+    nic_bw /= options.fabric_ratio(n_nodes)
     t_intra = 2 * (gpn - 1) / gpn * size / (intra_bw * 1000) if gpn > 1 else 0.0
     t_inter = 2 * (n_nodes - 1) / n_nodes * size / (nic_bw * 1000)
     hop = T.HW_LATENCY["NVLINK" if hws[0].nvswitch else "PCI"]["ring"][2]
@@ -129,7 +129,7 @@ def _host_bandwidth(hw: NodeHardware) -> tuple[float, Bottleneck]:
 def ps_assumption(hws, n_nodes, options) -> str:
     k = options.servers or n_nodes
     where = "colocated on the workers" if options.colocated else "on separate machines"
-    server = options.server_GBps or nic_aggregate(hws)[0] / options.oversubscription
+    server = options.server_GBps or nic_aggregate(hws)[0] / options.fabric_ratio(n_nodes)
     return f"parameter server: {k} servers {where}, each with {server:g} GB/s; workers sum on the GPUs first (BytePS)"
 
 
@@ -139,7 +139,7 @@ def parameter_server(hws, graphs, n_nodes, gpn, size, options) -> AlgorithmEstim
     receive and send N x S / k. Colocated servers move 2(N-1)/N x S per node, as all-reduce does."""
     k = options.servers or n_nodes
     nic_bw, nic_bn = nic_aggregate(hws)
-    nic_bw /= options.oversubscription
+    nic_bw /= options.fabric_ratio(n_nodes)
     host_bw, host_bn = min((_host_bandwidth(hw) for hw in distinct(hws)), key=lambda x: x[0])
     intra_bw, intra_bn = intra_ring(hws, graphs)
     worker_bw = min(nic_bw, host_bw)
@@ -172,7 +172,7 @@ def alltoall(hws, graphs, n_nodes, gpn, size, options) -> AlgorithmEstimate:
     t_inter, bottleneck = 0.0, intra_bn
     if n_nodes > 1:
         nic_bw, nic_bn = nic_aggregate(hws)
-        per_gpu = nic_bw / options.oversubscription / gpn
+        per_gpu = nic_bw / options.fabric_ratio(n_nodes) / gpn
         t_inter = (ranks - gpn) / ranks * size / (per_gpu * 1000)
         if t_inter >= t_intra:
             bottleneck = nic_bn

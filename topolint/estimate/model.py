@@ -91,9 +91,13 @@ def _assumptions(hws: list[NodeHardware], n_nodes: int, version: NcclVersion, op
                      "(2.21 and later): expect larger differences")
     notes.append("channels and per-channel bandwidths come from topolint's approximation of NCCL's graph search "
                  "(search.py), not from NCCL itself")
+    ratio = options.fabric_ratio(n_nodes)
+    fabric = (f"a fabric with {ratio:g}:1 oversubscription (every inter-node byte priced at the spine)"
+              if ratio > 1 else "a non-blocking fabric")
     if n_nodes > len(hws):
-        notes.append(f"{n_nodes} nodes identical to {', '.join(hw.node for hw in hws)}, on a non-blocking fabric"
-                     + (f" with {options.oversubscription:g}:1 oversubscription" if options.oversubscription > 1 else ""))
+        notes.append(f"{n_nodes} nodes identical to {', '.join(hw.node for hw in hws)}, on {fabric}")
+    elif n_nodes > 1:
+        notes.append(f"the nodes given, on {fabric}")
     hw = hws[0]
     if hw.nvswitch and hw.sm >= 90 and len(hw.bus_ids) > 1:
         if options.nvls is False:
@@ -128,7 +132,7 @@ _GRAPHS: dict[tuple, dict] = {}
 
 
 def _graphs(hws: list[NodeHardware], n_nodes: int, options: Options) -> dict[str, search.Graph | None]:
-    key = (fp.hw_key(hws), min(n_nodes, 3), options)
+    key = (fp.hw_key(hws), min(n_nodes, 3), options.fabric_ratio(n_nodes), options)
     return fp.memo(_GRAPHS, key, lambda: _search_graphs(hws, n_nodes, options))
 
 
@@ -153,9 +157,10 @@ def _search_graphs(hws: list[NodeHardware], n_nodes: int, options: Options) -> d
             if chain:
                 per_node.setdefault("collnet_chain", []).append(chain)
     graphs = {algo: search.combine(found) for algo, found in per_node.items() if len(found) == len(distinct(hws))}
-    if options.oversubscription > 1 and n_nodes > 1:
-        graphs = {a: replace(g, bw_inter=g.bw_inter / options.oversubscription,
-                             bw_intra=g.bw_intra if n_nodes > 2 else min(g.bw_intra, 2 * g.bw_inter / options.oversubscription))
+    ratio = options.fabric_ratio(n_nodes)
+    if ratio > 1:
+        graphs = {a: replace(g, bw_inter=g.bw_inter / ratio,
+                             bw_intra=g.bw_intra if n_nodes > 2 else min(g.bw_intra, 2 * g.bw_inter / ratio))
                   for a, g in graphs.items()}
     return graphs
 

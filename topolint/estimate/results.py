@@ -28,11 +28,19 @@ class Options:
     colocated: bool = False  # servers run on the worker nodes (BytePS "colocated")
     server_GBps: float | None = None  # each server's network bandwidth; None: a worker node's
     oversubscription: float = 1.0  # fabric: the leaf-to-spine ratio every inter-node byte may cross
+    nodes_per_leaf: int | None = None  # nodes under one leaf switch: up to this many, no oversubscription
     algorithm: str | None = None  # NCCL_ALGO forced (one NCCL algorithm name)
     nvlinks: int | None = None  # NVLinks per GPU to NVSwitches, for files that state none (static files)
     nic_gbps: float | None = None  # speed of network devices a file states none for
     gpu_sm: int | None = None  # SM of GPUs a file states none for (partial files, matrices)
     pcie_gen: int | None = None  # PCIe generation of links a matrix cannot state
+
+    def fabric_ratio(self, nodes: int) -> float:
+        """How much slower the fabric is than the NICs for a job on ``nodes`` nodes: the
+        oversubscription once the job spans more than one leaf (every node when leaves are unknown)."""
+        if nodes <= 1 or (self.nodes_per_leaf is not None and nodes <= self.nodes_per_leaf):
+            return 1.0
+        return max(1.0, self.oversubscription)
 
 
 @dataclass(frozen=True)

@@ -321,6 +321,10 @@ def collect(paths: list[str], node_name: str | None = None, stdin_filename: str 
             else:
                 collector.load_file(Path(raw), node, explicit=True)
         collector.result.nodes.insert(0, node)
+    if any(config.format == "envfile" for config in collector.result.configs):
+        from topolint.inputs import env_consumers
+
+        env_consumers.settle(collector.result)
     if cache is not None:
         collector.settle(cache)
     return collector.result

@@ -84,6 +84,7 @@ class ConfigFile:
     scopes: dict[str, str] = field(default_factory=dict)  # container scope -> spec kind (pod, compose...)
     names: dict[str, str] = field(default_factory=dict)  # ConfigMap/Secret scope -> object name
     included: list = field(default_factory=list)  # SourceFile of each file it sources (shell), for reports
+    env_files: list[str] = field(default_factory=list)  # real paths it passes to docker run --env-file
 
     def has_content(self) -> bool:
         return bool(self.settings or self.launch)

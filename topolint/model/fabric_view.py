@@ -127,15 +127,21 @@ class FabricView:
     def gids(self) -> list[Gid]:
         return [g for f in self._of("gids") for g in f.gids]
 
-    def _netdev_of(self, hca: str, port: int):
+    @cached_property
+    def _netdevs(self) -> dict[tuple[str, int], tuple[str, object]]:
+        """(hca, port) -> (netdev, the line that says so): ibdev2netdev first, then the GID tables."""
+        found: dict[tuple[str, int], tuple[str, object]] = {}
         for netdev_map in self._of("netdev-map"):
             for link in netdev_map.links:
-                if (link.hca, link.port) == (hca, port) and link.netdev:
-                    return link.netdev, link.loc
+                if link.netdev:
+                    found.setdefault((link.hca, link.port), (link.netdev, link.loc))
         for gid in self.gids:
-            if (gid.hca, gid.port) == (hca, port) and gid.netdev:
-                return gid.netdev, gid.loc
-        return None, None
+            if gid.netdev:
+                found.setdefault((gid.hca, gid.port), (gid.netdev, gid.loc))
+        return found
+
+    def _netdev_of(self, hca: str, port: int):
+        return self._netdevs.get((hca, port), (None, None))
 
     def fabric_of(self, port: PortView) -> tuple[str, str] | None:
         """(link layer, subnet) of a port: an IB subnet prefix, or the IPv4 network of a RoCE port's
@@ -150,8 +156,16 @@ class FabricView:
                     return ("ethernet", f"{base >> 24}.{base >> 16 & 255}.{base >> 8 & 255}.{base & 255}/{length}")
         return None
 
+    @cached_property
+    def _ports_by_netdev(self) -> dict[str, PortView]:
+        found: dict[str, PortView] = {}
+        for view in self.ports.values():
+            if view.netdev:
+                found.setdefault(view.netdev, view)
+        return found
+
     def hca_of_netdev(self, netdev: str) -> PortView | None:
-        return next((p for p in self.ports.values() if p.netdev == netdev), None)
+        return self._ports_by_netdev.get(netdev)
 
     @property
     def roce(self) -> bool:

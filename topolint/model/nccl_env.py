@@ -39,8 +39,14 @@ def other_reader(name: str) -> str | None:
     return None
 
 
+def is_plugin_variable(entry: dict) -> bool:
+    """Read by a plugin (NCCL's profiler, inspector, tuner example, contrib/, network plugins)."""
+    return entry.get("reader") not in ("nccl", "pytorch")
+
+
 def suggest(name: str) -> str | None:
-    names = [n for n, v in catalog()["variables"].items() if v.get("reader") == "nccl" and v.get("status") != "removed"]
+    names = [n for n, v in catalog()["variables"].items()
+             if (v.get("reader") == "nccl" and v.get("status") != "removed") or is_plugin_variable(v)]
     shorter = [n for n in names if name.startswith(n + "_")]  # NCCL_DEBUG_LEVEL -> NCCL_DEBUG
     if shorter:
         return max(shorter, key=len)

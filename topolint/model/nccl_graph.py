@@ -33,9 +33,9 @@ class TopologyRejected(Exception):
     """NCCL fails to build the system from this file; the message is NCCL's WARN text.
     ``undefined``: NCCL's reader misreads the file (undefined behaviour, no single answer)."""
 
-    def __init__(self, message: str, line: int = 0, undefined: bool = False):
+    def __init__(self, message: str, line: int = 0, undefined: bool = False, crash: bool = False):
         super().__init__(message)
-        self.message, self.line, self.undefined = message, line, undefined
+        self.message, self.line, self.undefined, self.crash = message, line, undefined, crash
 
 
 @dataclass(eq=False)
@@ -120,6 +120,7 @@ class NcclSystem:
         self.nodes: dict[str, list[Node]] = {t: [] for t in (GPU, PCI, NVS, CPU, NIC, NET)}
         self._local_memo: dict = {}
         self._local_gpu_memo: dict = {}
+        self.flattened = 0  # Broadcom sub-switches merged (ncclTopoFlattenBcmSwitches)
         self._build()
         self._compute_paths()
 
@@ -272,15 +273,21 @@ class NcclSystem:
             self.connect(net, nic, LINK_NET, bw)
 
     def _gpu_for_element(self, gpu_el) -> Node | None:
-        return next((g for g in self.nodes[GPU] if g.attrs["element"] is gpu_el), None)
+        """The GPU node for a <gpu>: NCCL looks it up by bus id (ncclTopoGetNode: the first)."""
+        mine = next((g for g in self.nodes[GPU] if g.attrs["element"] is gpu_el), None)
+        return None if mine is None else self.find(GPU, mine.id)
 
-    def _local_cpu_of(self, node: Node, came_from: Node | None = None) -> Node | None:
-        """findLocalCpu: up the PCI tree, following only PCI switches."""
+    def _local_cpu_of(self, node: Node, came_from: Node | None = None, stack: tuple = ()) -> Node | None:
+        """findLocalCpu: depth first over PCI links to switches and CPUs. Before 2.26 it does not
+        skip the node it came from: back at a node already on the stack it recurses forever."""
         if node.type == CPU:
             return node
+        if any(n is node for n in stack):
+            raise TopologyRejected("findLocalCpu recurses without end (NCCL crashes)", crash=True)
+        skip_from = self.version.behaviour("find_local_cpu_skips_from")
         for link in node.links:
-            if link.type == LINK_PCI and link.rem is not came_from and link.rem.type in (PCI, CPU):
-                found = self._local_cpu_of(link.rem, node)
+            if link.type == LINK_PCI and (link.rem is not came_from or not skip_from) and link.rem.type in (PCI, CPU):
+                found = self._local_cpu_of(link.rem, node, stack + (node,))
                 if found is not None:
                     return found
         return None
@@ -290,8 +297,8 @@ class NcclSystem:
         for gpu_el in root.descendants("gpu"):
             gpu = self._gpu_for_element(gpu_el)
             for nv in gpu_el.kids("nvlink"):
-                if gpu is None:
-                    continue  # the <pci> of a GPU without a rank was skipped: so are its links
+                if gpu is None:  # e.g. its <pci> was skipped (a <gpu> without rank)
+                    raise TopologyRejected("Add NVLink error : could not find GPU")
                 count = _c_int(nv.attrs.get("count"), "count", "nvlink")
                 target_type = _pci_class_type(_c_str(nv.attrs.get("tclass"), "tclass", "nvlink"))
                 bw = float32(count * float32(self.version.nvlink_bw(gpu.attrs["sm"])))
@@ -316,14 +323,15 @@ class NcclSystem:
             gpu = self._gpu_for_element(gpu_el)
             for c2c in gpu_el.kids("c2c"):
                 if gpu is None:
-                    continue
+                    raise TopologyRejected("Add C2C error : could not find GPU")
                 count = _c_int(c2c.attrs.get("count"), "count", "c2c")
                 bw_mbps = _c_int(c2c.attrs.get("bw"), "bw", "c2c")
                 bw = float32((bw_mbps * count) / 1000.0)
                 cpu = self._local_cpu_of(gpu)
+                link_type = LINK_C2C if "C2C" in self.rank_of_type else LINK_NVL  # before 2.26: an NVLink
                 if cpu is not None:
-                    self.connect(gpu, cpu, LINK_C2C, bw)
-                    self.connect(cpu, gpu, LINK_C2C, bw)
+                    self.connect(gpu, cpu, link_type, bw)
+                    self.connect(cpu, gpu, link_type, bw)
 
     def _add_pcilinks(self, root) -> None:
         """ncclTopoAddPciLinks: a LOC link from the switch holding <pcilink> to its target switch."""
@@ -357,6 +365,9 @@ class NcclSystem:
                     subs = [ln.rem for ln in switch.links if ln.rem.type == PCI and self._bcm_gen(ln.rem.attrs["device"], 1) == gen]
                 else:
                     subs = [ln.rem for ln in switch.links if ln.rem.type == PCI and ln.rem.attrs["device"] == device]
+                if len(set(map(id, subs))) != len(subs):
+                    # linked twice (a <pcilink> besides the PCI link): the second lookup fails
+                    raise TopologyRejected("ncclTopoFlattenBcmSwitches: sub-switch linked twice")
                 switch.links = [ln for ln in switch.links if ln.rem not in subs]
                 for sub in subs:
                     for ln in sub.links:
@@ -369,6 +380,7 @@ class NcclSystem:
                                 break
                     self._remove(sub)
                 switch.attrs["device"] = device | 0xFFFF
+                self.flattened += len(subs)
                 restart = True
                 break
 
@@ -385,15 +397,14 @@ class NcclSystem:
                 if a is not b:
                     self.connect(a, b, LINK_SYS, self._inter_cpu_bw(a))
 
-    @staticmethod
-    def _inter_cpu_bw(cpu: Node) -> float:
+    def _inter_cpu_bw(self, cpu: Node) -> float:
         arch, vendor, model = cpu.attrs["arch"], cpu.attrs["vendor"], cpu.attrs["model"]
         if arch in ("POWER", "ARM"):
             return _INTER_CPU_BW[arch]
         if arch == "X86" and vendor == "INTEL":
             return _INTER_CPU_BW[model if model in ("ERP", "SRP", "SKL") else "BDW"]
         if arch == "X86" and vendor == "AMD":
-            return _INTER_CPU_BW["AMD"]
+            return self.version.behaviour("amd_inter_cpu_bw")
         if arch == "X86" and vendor == "ZHAOXIN":
             return _INTER_CPU_BW["YONGFENG" if model == "YONGFENG" else "ZHAOXIN"]
         return LOC_BW
@@ -413,8 +424,10 @@ class NcclSystem:
 
     def _set_paths(self, base: Node) -> None:
         """ncclTopoSetPaths: breadth first from ``base``; the update rule is the version's."""
-        kind, base_index, count = base.type, self.index(base), len(self.nodes[base.type])
-        dis = self.t("DIS")
+        kind, count = base.type, len(self.nodes[base.type])
+        # getPath: the first node of that type with the base's id (duplicates share one slot)
+        base_index = next(i for i, n in enumerate(self.nodes[kind]) if n.id == base.id)
+        dis = self.t("DIS") if self.version.behaviour("paths_start_dis") else self.t("LOC")
 
         def path_of(node: Node) -> PathInfo:
             table = node.paths.get(kind)
@@ -524,7 +537,15 @@ class NcclSystem:
         return found
 
     def local_cpu(self, g: int) -> int | None:
-        """ncclGetLocalCpu: among the best CPUs, the one fewest hops away."""
+        """ncclGetLocalCpu: the CPU fewest hops away (2.30.7: among the best-bandwidth CPUs)."""
+        paths = self.nodes[GPU][g].paths.get(CPU)
+        rule = self.version.behaviour("local_cpu")
+        if rule != "best_then_hops":
+            best, min_hops = None, 0
+            for c, p in enumerate(paths or []):
+                if (p.count > 0 or rule == "fewest_hops_any") and (min_hops == 0 or p.count < min_hops):
+                    best, min_hops = c, p.count
+            return best
         cpus = self.local(GPU, g, CPU)
         if not cpus:
             return None

@@ -150,7 +150,7 @@ class NcclVersion:
     @property
     def knows_pcie_suffix(self) -> bool:
         """The "16.0 GT/s PCIe" spellings are in NCCL's speed dictionary since 2.11.4."""
-        return self.at_least(11, 4)
+        return any(s.endswith("PCIe") for s, _ in self.behaviour("pci_speeds"))
 
     # ---- the IB/RoCE transport (src/transport/net_ib.cc; net_ib/connect.cc from 2.28) -------------
     @property
@@ -213,7 +213,7 @@ def _row(name: str, since: str, value, nccl: str, what: str) -> Behaviour:
     return Behaviour(name, NcclVersion.parse(since), value, nccl, what)
 
 
-_PCI_SPEEDS_OLD = (("2.5 GT/s", 15), ("5 GT/s", 30), ("8 GT/s", 60), ("16 GT/s", 120), ("32 GT/s", 240))
+_PCI_SPEEDS_OLD = (("2.5 GT/s", 15), ("5 GT/s", 30), ("8 GT/s", 60), ("16 GT/s", 120))
 _PCI_SPEEDS_SUFFIX = (("2.5 GT/s PCIe", 15), ("5.0 GT/s PCIe", 30), ("8.0 GT/s PCIe", 60), ("16.0 GT/s PCIe", 120),
                       ("32.0 GT/s PCIe", 240), ("64.0 GT/s PCIe", 480))
 _NVL_BW = {60: 18.0, 70: 20.0, 80: 20.0, 86: 12.0, 90: 20.0}
@@ -238,12 +238,18 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     _row("nvlink_bw", "2.20.0", {**_NVL_BW, 90: 20.6}, "src/graph/topo.h SM90_NVLINK_BW", "SM90 20.6"),
     _row("nvlink_bw", "2.26.0", {**_NVL_BW, 90: 20.6, 100: 40.0}, "src/graph/topo.h SM100_NVLINK_BW", "SM100 40.0"),
     _row("nvlink_bw", "2.27.5", {**_NVL_BW, 90: 20.6, 100: 40.1}, "src/graph/topo.h SM100_NVLINK_BW", "SM100 40.1"),
-    _row("intel_models", "2.0", ((0x8F, "SRP"), (0x55, "SKL")), "src/graph/topo.cc ncclTopoAddCpu",
-         "Sapphire Rapids 22 GB/s, Skylake 10, older 6"),
+    _row("intel_models", "2.0", ((0x55, "SKL"),), "src/graph/topo.cc ncclTopoAddCpu",
+         "Skylake and later 10 GB/s, older 6"),
     _row("intel_models", "2.26.0", ((0xCF, "ERP"), (0x8F, "SRP"), (0x55, "SKL")), "src/graph/topo.cc ncclTopoAddCpu",
-         "Emerald Rapids 40 GB/s"),
-    _row("pci_speeds", "2.0", _PCI_SPEEDS_OLD + _PCI_SPEEDS_SUFFIX, "src/graph/topo.cc kvDictPciGen",
+         "Emerald Rapids 40 GB/s, Sapphire Rapids 22"),
+    _row("amd_inter_cpu_bw", "2.0", 5000.0, "src/graph/topo.cc ncclTopoGetInterCpuBw", "AMD: LOC_BW"),
+    _row("amd_inter_cpu_bw", "2.19.0", 16.0, "src/graph/topo.cc ncclTopoGetInterCpuBw AMD_BW", "AMD 16 GB/s"),
+    _row("pci_speeds", "2.0", _PCI_SPEEDS_OLD, "src/graph/topo.cc kvDictPciGen",
          "first prefix match wins; unknown strings are Gen3 (60)"),
+    _row("pci_speeds", "2.11.4", _PCI_SPEEDS_OLD + _PCI_SPEEDS_SUFFIX, "src/graph/topo.cc kvDictPciGen",
+         "the kernel 5.7+ spellings (\"16.0 GT/s PCIe\")"),
+    _row("pci_speeds", "2.12.12", _PCI_SPEEDS_OLD + (("32 GT/s", 240),) + _PCI_SPEEDS_SUFFIX,
+         "src/graph/topo.cc kvDictPciGen", "\"32 GT/s\" (kernel 5.6 and earlier) from 2.12.12"),
     _row("pci_link_read_first", "2.0", False, "src/graph/topo.cc ncclTopoAddPci",
          "link_width/link_speed read only for a device NCCL keeps"),
     _row("pci_link_read_first", "2.30.3", True, "src/graph/topo.cc ncclTopoAddPci",
@@ -264,6 +270,16 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
          "P2P up to SYS, PXB on Intel, Arm, Zhaoxin"),
     _row("p2p_default", "2.23.0", "pxb_amd_pair_sys", "src/graph/paths.cc ncclTopoCheckP2p",
          "P2P up to PXB; SYS on AMD with at most 2 GPUs"),
+    _row("find_local_cpu_skips_from", "2.0", False, "src/graph/topo.cc findLocalCpu",
+         "no 'from' argument: a switch below a switch can send the search back and forth (crash)"),
+    _row("find_local_cpu_skips_from", "2.26.0", True, "src/graph/topo.cc findLocalCpu", "skips the node it came from"),
+    _row("paths_start_dis", "2.0", False, "src/graph/paths.cc ncclTopoSetPaths", "unreached paths read LOC, 0 GB/s"),
+    _row("paths_start_dis", "2.21.0", True, "src/graph/paths.cc ncclTopoSetPaths", "unreached paths are DIS"),
+    _row("local_cpu", "2.0", "fewest_hops_any", "src/graph/paths.cc getLocalCpu", "the CPU fewest hops away"),
+    _row("local_cpu", "2.23.0", "fewest_hops", "src/graph/paths.cc ncclGetLocalCpu",
+         "the CPU fewest hops away (unreached CPUs skipped)"),
+    _row("local_cpu", "2.30.7", "best_then_hops", "src/graph/paths.cc ncclGetLocalCpu",
+         "among the best-bandwidth CPUs (ncclTopoGetLocal), the fewest hops away"),
     _row("p2c_merge", "2.0", None, "src/graph/paths.cc ncclTopoComputePaths", "no P2C"),
     _row("p2c_merge", "2.27.0", "phb_c2c", "src/graph/paths.cc ncclTopoComputePaths",
          "2.27.3: a PHB path of a GPU whose CPU path is C2C becomes P2C"),

@@ -281,6 +281,25 @@ def cpulist(text: str | None) -> CpuSet | None:
     return CpuSet.of(pairs)
 
 
+_CPU_IDS = re.compile(r"[0-9]{1,5}(?:[ \t]+[0-9]{1,5})*")
+
+
+def cpu_ids(text: str | None) -> CpuSet | None:
+    """CPU ids separated by blanks, as ``numactl -H`` prints them (``0 1 2 3 96 97``); empty is the
+    empty set (a CPU-less node); None when a part is not an id or beyond MAX_CPUS."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not text:
+        return CpuSet()
+    if not _CPU_IDS.fullmatch(text):
+        return None
+    ids = [int(part) for part in text.split()]
+    if max(ids) >= MAX_CPUS:
+        return None
+    return CpuSet.of((i, i) for i in ids)
+
+
 def cpumask(text: str | None) -> CpuSet | None:
     """A Linux cpumask as NCCL writes ``affinity`` (comma-separated hex words, most significant
     first: ``ffffffff,00000000``); None when it does not parse or is wider than MAX_CPUS.

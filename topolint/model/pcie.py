@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from topolint.model.nccl_version import NcclVersion
 
-# (string, value in 100 Mb/s per lane), in NCCL's dictionary order; the first prefix match wins.
-_OLD_SPELLINGS = [("2.5 GT/s", 15), ("5 GT/s", 30), ("8 GT/s", 60), ("16 GT/s", 120), ("32 GT/s", 240)]
-_PCIE_SPELLINGS = [
-    ("2.5 GT/s PCIe", 15), ("5.0 GT/s PCIe", 30), ("8.0 GT/s PCIe", 60),
-    ("16.0 GT/s PCIe", 120), ("32.0 GT/s PCIe", 240), ("64.0 GT/s PCIe", 480),
-]
+# Spellings and values (100 Mb/s per lane) come from the version table (pci_speeds row).
 GEN3 = 60
 GENERATION_BY_VALUE = {15: 1, 30: 2, 60: 3, 120: 4, 240: 5, 480: 6}
 GT_PER_GENERATION = {1: "2.5", 2: "5.0", 3: "8.0", 4: "16.0", 5: "32.0", 6: "64.0"}
@@ -19,8 +14,7 @@ def speed_value(link_speed: str | None, version: NcclVersion) -> int | None:
     """NCCL's per-lane value for ``link_speed``, or None when NCCL would not recognise it."""
     if link_speed is None:
         return None
-    table = _OLD_SPELLINGS + (_PCIE_SPELLINGS if version.knows_pcie_suffix else [])
-    for spelling, value in table:
+    for spelling, value in version.behaviour("pci_speeds"):  # kvDictPciGen of that version
         if link_speed.startswith(spelling):
             return value
     return None

@@ -72,6 +72,7 @@ def net_id(nic_index: int, net_index: int) -> tuple:
     return ("net", nic_index, net_index)
 
 
+_HOST_AND_NAMES = re.compile(r'\s(?:host_hash|name|guid)="[^"]*"')
 # Path tables by System.signature: a cluster's identical nodes share one computation.
 _PATHS: dict[tuple, dict] = {}
 
@@ -127,6 +128,9 @@ class System:
                    tuple((n.target, n.count, n.tclass) for n in g.nvlinks),
                    tuple((c.bw_mbps, c.count) for c in g.c2c)) for g in topo.gpus),
             tuple((nic.bus_id, nic.cpu_index, tuple((n.speed_mbps, n.gdr) for n in nic.nets)) for nic in topo.nics),
+            # NCCL's own graph reads the whole file (switch ids, <pcilink>, layout): its text,
+            # host hashes and names aside, so identical nodes of a cluster still share one result.
+            _HOST_AND_NAMES.sub("", topo.text) if topo.text else None,
         )
 
     # ---- construction -------------------------------------------------------------------------
@@ -304,10 +308,24 @@ class System:
             nccl = NcclSystem(self.topology, self.version, env)
         except TopologyRejected:
             return None
-        by_line = {fact.loc.line: key for key, (_, fact) in self.nets.items() if fact.loc is not None}
-        nccl.net_keys = [by_line.get(n.attrs["element"].loc.line) for n in nccl.nodes[NCCL_NET]]
+        nccl.net_keys = self._match_nets(nccl.nodes[NCCL_NET])
         nccl.gpu_bus = [g.attrs["bus"] for g in nccl.nodes["GPU"]]
         return nccl
+
+    def _match_nets(self, nccl_nets) -> list:
+        """The System net key of each of NCCL's NET nodes: same line, name and dev, taken in
+        document order (both sides list <net> elements in file order)."""
+        free = [(fact.loc.line, fact.name, str(fact.attrs.get("dev")), key) for key, (_, fact) in self.nets.items()
+                if fact.loc is not None]
+        keys = []
+        for node in nccl_nets:
+            element = node.attrs["element"]
+            want = (element.loc.line, element.attrs.get("name"), str(element.attrs.get("dev")))
+            match = next((item for item in free if item[:3] == want), None)
+            if match is not None:
+                free.remove(match)
+            keys.append(match[3] if match else None)
+        return keys
 
     def _nccl_net_paths(self, nccl) -> dict[tuple, Path]:
         from topolint.model.nccl_graph import GPU as NCCL_GPU

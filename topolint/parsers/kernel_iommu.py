@@ -21,6 +21,7 @@ _DMI = re.compile(r"DMI: (\S.*)")
 _COMMAND_LINE = re.compile(r"Command line: (.*)")
 _IOMMU = re.compile(r"\b(?:DMAR|AMD-Vi|iommu|IOMMU)\b")
 _VENDOR = (("DMAR", "Intel"), ("AMD-Vi", "AMD"))
+_ANY = re.compile(r"DMAR|AMD-Vi|iommu|IOMMU|Hypervisor detected|DMI: |Command line: ")
 MAX_IOMMU_LINES = 64  # evidence, not a copy of the log
 
 
@@ -44,6 +45,8 @@ def parse_dmesg(source: SourceFile) -> KernelLog:
             continue  # a wrapped continuation line
         lines += 1
         body, offset = line[prefix.end():], prefix.end() + 1
+        if not _ANY.search(body):
+            continue  # one scan rejects the lines that matter to no rule
         for key, pattern in (("default_domain", _DEFAULT_DOMAIN), ("hypervisor", _HYPERVISOR), ("dmi", _DMI),
                              ("cmdline", _COMMAND_LINE)):
             match = pattern.search(body)

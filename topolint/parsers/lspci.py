@@ -87,6 +87,8 @@ class _Reader:
         return self.device
 
     def attribute(self, number: int, line: str) -> None:
+        if line.lstrip().partition(":")[0] not in _KEYS:
+            return  # most lines of -vvv are flags and registers no rule reads
         field = _FIELD.match(line)
         if not field:
             return  # a continuation line (flags, VPD text)
@@ -145,6 +147,7 @@ def _capability(device: LspciDevice, value: str, loc: Location) -> None:
 
 _HANDLERS = {"NUMA node": _numa, "Kernel driver in use": _driver, "Bus": _bus, "LnkCap": _lnk_cap,
              "LnkSta": _lnk_sta, "LnkCap2": _lnk_cap2, "ACSCtl": _acs}
+_KEYS = {*_HANDLERS, "Capabilities"}
 
 
 def link_parents(devices: list[LspciDevice]) -> None:

@@ -40,6 +40,7 @@ ACCEPTED = re.compile(r"(?:DCBX mode|default priority|Receive buffer size \(byte
                       re.I)
 DCB_PFC = re.compile(r".*\bprio-pfc\s+((?:\d:(?:on|off)\s*){1,8}).*")
 DCB_APP = re.compile(r"dscp-prio\s+((?:\d+:\d\s*)+)")
+MAX_HEADER = 512
 EXPECTED = "an mlnx_qos line (trust state, PFC rows, tc/priority lines) or a dcb pfc/app line"
 
 
@@ -60,8 +61,9 @@ def parse_mlnx_qos(source: SourceFile) -> QosFile:
 
     for line in numbered(source.text):
         text = line.text
-        header = WRAPPER.fullmatch(text)
-        command = COMMAND.fullmatch(text) if PROMPT.match(text) or text.startswith("mlnx_qos") else None
+        short = len(text) <= MAX_HEADER  # headers are short; long lines never reach these regexes
+        header = WRAPPER.fullmatch(text) if short else None
+        command = COMMAND.fullmatch(text) if short and (PROMPT.match(text) or text.startswith("mlnx_qos")) else None
         if header or command:
             current(line, (header or command).group(1), header.group(2) if header else None)
             continue

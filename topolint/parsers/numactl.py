@@ -8,7 +8,7 @@ import re
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build
 from topolint.model.host import NumaNode, NumaTable
-from topolint.model.numbers import cpulist, decimal
+from topolint.model.numbers import cpu_ids, decimal
 
 _AVAILABLE = re.compile(r"available: (\d+) nodes? \(([^)]*)\)")
 _NODE = re.compile(r"node (\d+) (cpus|size|free):[ \t]*(.*)")
@@ -18,7 +18,7 @@ MAX_NODES = 1024
 
 
 def _cpus(source: SourceFile, number: int, text: str) -> str:
-    cpus = cpulist(",".join(text.split()))  # numactl prints ids separated by spaces
+    cpus = cpu_ids(text)  # numactl prints ids separated by spaces
     if cpus is None:
         raise InputError(source.path, number, f"malformed numactl -H: CPU list {text.strip()[:40]!r}", 1)
     return cpus.text()

@@ -119,6 +119,14 @@ class _ShellParser:
     def _loc(self, line: int, column: int = 0):
         return build(Location, path=self.path, line=max(line, 1), column=max(column, 0))
 
+    def _env_file(self, value: str) -> None:
+        """``docker run --env-file FILE``: docker reads FILE literally (inputs/env_consumers.py)."""
+        from topolint.parsers._sourced import resolve
+
+        found = resolve(value, value, [(self.source.path, self.source.real_path), *self.including], {})
+        if isinstance(found, tuple):
+            self.config.env_files.append(found[0])
+
     # ---- source / . -----------------------------------------------------------------------------
     def _source(self, argument: str) -> None:
         """Read a sourced file in place, as bash runs it in the current shell and scope."""
@@ -546,6 +554,8 @@ class _ShellParser:
                 self._fact(cfg.IPC_HOST, "true", scope, option)
             elif option == "--gpus":
                 self._fact(cfg.GPUS_PER_POD, value, scope, option)
+            elif option == "--env-file":
+                self._env_file(value)
 
 
 _SHELLS = {"bash", "sh", "dash", "ksh", "zsh"}
