@@ -49,6 +49,7 @@ def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str]
 
     return {
         "_flattened": system.flattened,
+        "_duplicate_gpu": len({g.id for g in gpus}) != len(gpus),
         "accepted": True,
         "gpus": [{"bus": g.attrs["bus"], "dev": g.attrs["dev"], "rank": g.attrs["rank"]} for g in gpus],
         "nets": [n.attrs["dev"] for n in nets],

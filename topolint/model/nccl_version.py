@@ -331,7 +331,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     _row("local_gpu_among_best", "2.19.0", True, "src/graph/topo.cc ncclTopoGetLocalGpu",
          "only the NIC's best-bandwidth GPUs (ncclTopoGetLocal)"),
     _row("local_net_dev_modulo", "2.0", False, "src/graph/topo.cc ncclTopoGetLocalNet", "start at the GPU's dev"),
-    _row("local_net_dev_modulo", "2.29.7", True, "src/graph/topo.cc ncclTopoGetLocalNetType",
+    _row("local_net_dev_modulo", "2.30.7", True, "src/graph/topo.cc ncclTopoGetLocalNetType",
          "start at dev modulo the NIC's local GPU count"),
     _row("xml_value_checks", "2.0", False, "src/graph/xml.cc xmlGetValue",
          "a value is read up to the next double quote, unbounded (a long or single-quoted value is "
