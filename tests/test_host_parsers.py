@@ -1,10 +1,9 @@
 """Host-fact parsers (lspci, lspci trees, dmesg and /proc/cmdline, numactl -H, hwloc XML) on
 hand-written inputs: every variant of output-formats.md sections 7 and 11, positions on facts,
-bad input as TL001 when named and skipped in a folder walk, and linear cost."""
+bad input as TL001 when named and skipped in a folder walk. Linear cost: tests/test_linear_cost.py
+(deterministic call counts), timing: benchmarks/."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 from conftest import FIXTURES, run_cli
@@ -185,28 +184,6 @@ def test_hwloc_locality_os_devices_and_no_entity_expansion():
     assert nic.loc.line == 10
     assert [p.link_speed_gbs for p in topology.pci] == [63.015385]
     assert "expanded" not in str(topology.model_dump())
-
-
-@pytest.mark.parametrize("make", [
-    lambda n: VVV * n,
-    lambda n: "\t\tACSCtl:\tSrcValid+ ReqRedir+\n" * (40 * n),
-    lambda n: "-[0000:00]-+-00.0\n" + "           +-01.0-[01]----00.0\n" * (20 * n),
-    lambda n: f"available: {n} nodes (0-{n - 1})\n" + "".join(
-        f"node {k} cpus: {' '.join(map(str, range(60 * k, 60 * k + 60)))}\nnode {k} size: 64000 MB\n" for k in range(n)),
-], ids=["lspci-vvv", "lspci-excerpt", "lspci-tree", "numactl"])
-def test_parsers_are_linear(make):
-    """Ten times the input costs about ten times the time, not a hundred (generous bound)."""
-    from topolint.parsers.registry import parse
-
-    def cost(n: int) -> float:
-        text = make(n)
-        fmt = sniff(text)
-        start = time.perf_counter()
-        parse(fmt, SourceFile(path="x", text=text))
-        return time.perf_counter() - start
-
-    small, large = min(cost(20) for _ in range(3)), min(cost(200) for _ in range(3))
-    assert large < 40 * max(small, 1e-4)
 
 
 def test_hwloc_osdev_type_is_an_enum_before_hwloc_3_and_a_bit_mask_after():

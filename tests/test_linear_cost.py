@@ -74,6 +74,49 @@ def _nvlink(n: int) -> str:
                    + "".join(f"\t Link {link}: 26.562 GB/s\n" for link in range(18)) for i in range(n))
 
 
+def _lspci(n: int) -> str:
+    """lspci -vvv: n bridges, each with a GPU below it (parents come from the bus ranges)."""
+    return "".join(
+        f"0000:{i % 200:02x}:{i // 200 % 32:02x}.0 PCI bridge [0604]: Broadcom / LSI PEX890xx [1000:c030]\n"
+        f"\tBus: primary=00, secondary={(i % 200) + 1:02x}, subordinate={(i % 200) + 1:02x}, sec-latency=0\n"
+        "\tCapabilities: [68] Express (v2) Downstream Port (Slot+), MSI 00\n"
+        "\t\tLnkCap:\tPort #1, Speed 32GT/s, Width x16, ASPM L1\n\t\tLnkSta:\tSpeed 32GT/s (ok), Width x8 (downgraded)\n"
+        "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n"
+        f"0000:{(i % 200) + 1:02x}:00.0 3D controller [0302]: NVIDIA Corporation GH100 [10de:2330] (rev a1)\n"
+        "\tNUMA node: 0\n\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16\n\t\tLnkSta:\tSpeed 2.5GT/s (downgraded)\n"
+        for i in range(n))
+
+
+def _lspci_excerpt(n: int) -> str:
+    return "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n" * n
+
+
+def _lspci_tree(n: int) -> str:
+    return "-[0000:00]-+-00.0  Host bridge\n" + "".join(
+        f"           +-{i % 32:02x}.{i % 8}-[{i % 256:02x}]--+-00.0  NVIDIA Corporation Device 2330\n"
+        "           |            \\-00.1  NVIDIA Corporation Device 22a3\n" for i in range(n))
+
+
+def _dmesg(n: int) -> str:
+    return "".join(f"[{i // 1000:5d}.{i % 1000:06d}] pci 0000:{i % 256:02x}:00.0: [10de:2330] type 00 class 0x030200\n"
+                   f"[{i // 1000:5d}.{i % 1000:06d}] DMAR: dmar0: Using Queued invalidation\n" for i in range(n))
+
+
+def _numactl(n: int) -> str:
+    return f"available: {n} nodes (0-{n - 1})\n" + "".join(
+        f"node {k} cpus: {' '.join(map(str, range(8 * k, 8 * k + 8)))}\nnode {k} size: 64000 MB\n" for k in range(n))
+
+
+def _hwloc(n: int) -> str:
+    devices = "".join(
+        f'      <object type="PCIDev" pci_busid="0000:{i % 256:02x}:{i // 256 % 32:02x}.0" pci_type="0207 [15b3:1021] '
+        f'[15b3:0041] 00"><object type="OSDev" name="mlx5_{i}" osdev_type="48"/></object>\n' for i in range(n))
+    return ('<?xml version="1.0"?>\n<!DOCTYPE topology SYSTEM "hwloc2.dtd">\n<topology version="3.0">\n'
+            '  <object type="Package" os_index="0" cpuset="0x000000ff" nodeset="0x00000001">\n'
+            '    <object type="NUMANode" os_index="0" cpuset="0x000000ff" nodeset="0x00000001"/>\n'
+            f'    <object type="Bridge" bridge_type="0-1" depth="0">\n{devices}    </object>\n  </object>\n</topology>\n')
+
+
 # (format, generator, base count): the generator's input at 1x has about this many units.
 GROWN = [
     ("nccl-topo-xml", _topology, 40),
@@ -84,6 +127,12 @@ GROWN = [
     ("nvidia-smi-topo", _matrix, 8),  # cells grow with the square of n, and so does the text
     ("nccl-graph-xml", _graph, 100),
     ("nvidia-smi-nvlink", _nvlink, 8),
+    ("lspci", _lspci, 50),  # host-fact parsers (issue 9): grown in devices, lines, tree rows, nodes, objects
+    ("lspci", _lspci_excerpt, 200),
+    ("lspci", _lspci_tree, 60),
+    ("dmesg", _dmesg, 300),
+    ("numactl", _numactl, 60),
+    ("hwloc", _hwloc, 100),
 ]
 
 

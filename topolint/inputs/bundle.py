@@ -14,6 +14,7 @@ import re
 import stat
 from pathlib import Path
 
+from topolint.inputs.config_names import walk_dot_file
 from topolint.inputs.source import InputError, read_source
 from topolint.model.node import NodeModel
 from topolint.parsers.bundle_manifest import MANIFEST_NAME, parse_manifest
@@ -31,19 +32,20 @@ def manifest_in(folder: Path) -> Path | None:
         return None
 
 
-def _regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
+def _entries(folder: Path) -> dict[str, os.DirEntry]:
+    """The bundle's top-level entries by name (d_type from the listing: no stat per file)."""
+    with os.scandir(folder) as listing:
+        return {entry.name: entry for entry in listing}
 
 
 def load_bundle(collector, folder: Path, manifest: Path, display_path) -> NodeModel:
     """One node from a bundle folder; ``collector`` is inputs.collect's _Collector."""
     shown = display_path(manifest)
+    base = shown[: -len(MANIFEST_NAME)]  # the folder as reports show it, with its trailing "/"
     try:
         source = read_source(shown, manifest)
-        facts = parse_manifest(source, display_path(folder))
+        facts = parse_manifest(source, base.rstrip("/") or ".")
+        entries = _entries(folder)
     except InputError as exc:
         node = NodeModel(name=folder.resolve().name)
         collector.problem("TL001", exc.path, exc.line, exc.column, exc.message, node.name)
@@ -51,6 +53,8 @@ def load_bundle(collector, folder: Path, manifest: Path, display_path) -> NodeMo
             if Path(path).name != MANIFEST_NAME:
                 collector.load_file(path, node, explicit=False)
         return node
+    except OSError:
+        entries = {}
     host = facts.host if facts.host and _HOST.fullmatch(facts.host) else folder.resolve().name
     node = NodeModel(name=host)
     source.format = "bundle-manifest"
@@ -64,20 +68,26 @@ def load_bundle(collector, folder: Path, manifest: Path, display_path) -> NodeMo
                 f" ({command.message})" if command.message else "") + ": missing evidence, not a clean result"
             collector.result.notes.append(note)
             continue
-        path = folder / command.file
-        if not _regular(path):
+        entry = entries.get(command.file)
+        if entry is None or not entry.is_file(follow_symlinks=False):
             collector.problem("TL001", shown, command.loc.line, command.loc.column,
                               f"the manifest lists {command.file}, which is not a regular file in the bundle",
                               node.name)
             continue
         # A format no parser reads yet is skipped like a folder walk skips it (listed in the notes).
         known = command.format is None or command.format in PARSERS
-        collector.load_file(path, node, explicit=known, hint=command.format if known else None)
-    for path in collector.walk(folder):
-        if os.path.relpath(path, folder) in listed:
+        path = base + command.file
+        collector.load(None, path, node, known, loader=lambda p=path, real=entry.path: read_source(p, real),
+                       hint=command.format if known else None)
+    for name in sorted(set(entries) - listed):
+        entry = entries[name]
+        if (name.startswith(".") and not walk_dot_file(name)) or (collector.exclude and collector.exclude(entry.path)):
             continue
-        facts.unknown_files.append(os.path.relpath(path, folder))
-        collector.result.notes.append(f"{display_path(path)}: not listed in the bundle manifest {shown}; "
-                                      "read as a folder walk reads files")
-        collector.load_file(path, node, explicit=False)
+        paths = collector.walk(Path(entry.path)) if entry.is_dir(follow_symlinks=False) else (
+            [entry.path] if entry.is_file(follow_symlinks=False) else [])
+        for path in paths:
+            facts.unknown_files.append(os.path.relpath(path, folder))
+            collector.result.notes.append(f"{display_path(path)}: not listed in the bundle manifest {shown}; "
+                                          "read as a folder walk reads files")
+            collector.load_file(path, node, explicit=False)
     return node
