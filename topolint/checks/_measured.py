@@ -132,8 +132,8 @@ def _from_command(measured: MeasuredFile) -> tuple[int | None, list[str]]:
     hosts = [h.split(":")[0] for h in host_list.group(1).split(",") if h] if host_list else []
     if not hosts and nodes:
         hosts = [f"node {i + 1}" for i in range(min(decimal(nodes.group(1)) or 0, 4096))]
-    ranks = decimal(procs.group(1)) * (decimal(gpus.group(1)) if gpus else 1) if procs else None
-    return ranks, hosts
+    processes, per_process = decimal(procs.group(1)) if procs else None, decimal(gpus.group(1)) if gpus else 1
+    return (processes * per_process if processes and per_process else None), hosts
 
 
 def shape_of(run: TestRun, log: NcclLog, measured: MeasuredFile | None = None) -> Shape:
