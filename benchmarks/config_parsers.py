@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Linearity of the shell, .env and Dockerfile parsers: each parser on a generated input of N
 and of 5N lines (or bytes), in-process, best of ``--repeat`` runs. A linear parser prints a
 ratio near 5; a quadratic one near 25. The last line is the worst ratio.

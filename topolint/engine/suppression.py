@@ -93,8 +93,8 @@ _XML_TOKEN = re.compile(
     r"|<(?P<start>[A-Za-z_][\w:.-]*)(?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*\s*(?P<close>/?)>",
     re.S,
 )
-# ruff's and flake8's directive: "# noqa: CODE[, CODE...]". Only topolint's own codes count; a
-# bare "# noqa" and other tools' codes (E501, SC2086) are not topolint's business.
+# ruff's and flake8's "noqa" directive with a colon and codes. Only topolint's own codes count; a
+# bare one and other tools' codes (E501, SC2086) are not topolint's business.
 _NOQA = re.compile(r"(?:^|(?<=\s))#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*)", re.I)
 _XML_DIRECTIVE = re.compile(r"\s*topolint\s*:(?P<body>.*)\Z", re.S)
 
@@ -326,7 +326,7 @@ def apply(findings: list[Finding], sources: dict[str, SourceFile], rules: list[R
         if not found.spans and not found.malformed:
             continue
         tokens = [_Token(span, token, _resolve(token, rules)) for span in found.spans for token in span.codes
-                  if span.kind != "noqa" or token in by_code]  # noqa: only topolint's exact codes
+                  if span.kind != "noqa" or token in by_code]  # a noqa span: topolint's exact codes only
         _mark(by_path.get(path, []), tokens, require_reason)
         if TL004 not in by_code:
             continue

@@ -28,9 +28,9 @@ from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
 from topolint.model.facts import Location, build
 from topolint.parsers._bash import Heredoc, Token, statements
+from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted
 from topolint.parsers._sourced import script_dir
 from topolint.parsers.envfile import parse_literal_lines
-from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted
 
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "|&", ";&", ";;&"}
 _LIST_VARS = {"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_ALGO", "NCCL_PROTO", "NCCL_DEBUG_SUBSYS",
