@@ -69,6 +69,10 @@ def cases() -> list[tuple[str, str, int]]:
     return rows
 
 
+def ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=float, default=4.0, help="size of the largest input (default 4)")
@@ -81,7 +85,6 @@ def main() -> None:
         if args.only and fmt != args.only:
             continue
         big, quarter, small = (measure(fmt, index, size // d) for d in (1, 4, 16))
-        ratio = (lambda a, b: a / b if b else float("nan"))
         print(f"{fmt:<20} {shape:<16} {big['bytes']:>10} {big['seconds']:>8.3f} {big['peak'] / 2**20:>8.1f} "
               f"{ratio(big['seconds'], quarter['seconds']):>6.1f} {ratio(big['seconds'], small['seconds']):>6.1f} "
               f"{ratio(big['peak'], small['peak']):>7.1f}  {big['outcome']}", flush=True)

@@ -26,8 +26,10 @@ def test_dockerfile_directive_goes_above_the_instruction(tmp_path):
         "FROM nvcr.io/nvidia/pytorch:24.05-py3",
         "# topolint: ignore[ENV001,ENV002]",  # a trailing "# ..." would be part of the ENV value
         "ENV NCCL_IB_GDR_LEVEL=PHB \\",
-        "    NCCL_SOCKET_IFNAM=eth0"]
-    assert "added 1 suppression directives in 1 files" in result.stderr
+        "    NCCL_SOCKET_IFNAM=eth0",
+        "# topolint: ignore[ENV003]",
+        "ENV NCCL_P2P_LEVEL=node"]
+    assert "added 2 suppression directives in 1 files" in result.stderr
     assert _active(tmp_path, "Dockerfile") == []
 
 

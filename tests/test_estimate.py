@@ -251,3 +251,26 @@ def test_oversubscription_applies_beyond_one_leaf():
     assert across.algorithm("ring").busbw_GBps == pytest.approx(blocking.algorithm("ring").busbw_GBps)
     assert across.algorithm("ring").busbw_GBps < within.algorithm("ring").busbw_GBps / 3.5
     assert any("4:1 oversubscription" in a for a in across.assumptions)
+
+
+def test_one_rank_and_too_many_gpus(corpus):
+    one = run_cli("estimate", corpus / OCI_H100, "--gpus-per-node", "1")
+    assert one.exit_code == 0 and "one rank: nothing to communicate" in one.stdout
+    too_many = run_cli("estimate", corpus / OCI_H100, "--gpus-per-node", "12")
+    assert too_many.exit_code == 2 and "has 8 GPUs" in too_many.stderr and "Traceback" not in too_many.stderr
+
+
+def test_values_from_inputs_are_escaped(tmp_path):
+    from tests.conftest import FIXTURES
+
+    text = (FIXTURES / "estimate" / "hgx-h100-8gpu-8x400g.xml").read_text(encoding="utf-8")
+    hostile = tmp_path / "topo.xml"
+    hostile.write_text(text.replace('name="mlx5_0" dev="0" speed="400000"',
+                                    'name="mlx5_0&#10;FAKE|x&#x85;" dev="0" speed="100000"'), encoding="utf-8")
+    for fmt in ("text", "markdown"):
+        out = run_cli("estimate", hostile, "--nodes", "4", "--format", fmt).stdout
+        assert "\nFAKE" not in out and "\x85" not in out
+        assert "mlx5_0\\nFAKE" in out
+    assert "mlx5_0\\nFAKE\\|x" in run_cli("estimate", hostile, "--nodes", "4", "--format", "markdown").stdout
+    body = json.loads(run_cli("estimate", hostile, "--nodes", "4", "--format", "json").stdout)
+    assert body["estimates"][0]["algorithms"][1]["bottleneck"]["entity"].endswith("mlx5_0\nFAKE|x\x85:1")

@@ -16,7 +16,7 @@ from topolint.engine.fixes import Edit, FileText, apply_edits
 
 FIXES = FIXTURES / "fixes"
 FORMATS = ["train.sbatch", "Dockerfile", "job.yaml", "docker-compose.yml", ".env", "nccl.conf", "launch.py", "topo.xml"]
-FIXED_CODES = {"ENV001", "ENV002", "TOPO001"}
+FIXED_CODES = {"ENV001", "ENV002", "ENV003", "TOPO001"}
 SARIF_SCHEMA = ROOT.parent / "shared" / "reference" / "sarif-schema-2.1.0.json"
 
 
@@ -68,7 +68,7 @@ def test_safe_fix_applies_without_unsafe_fixes_and_unsafe_ones_wait(tmp_path):
     result = _check(tmp_path, ".", "--fix")
     assert xml.read_bytes() == xml_expected
     assert script.read_bytes() == original_script
-    assert "fixed 1 findings in 1 files; 3 more with --unsafe-fixes" in result.stderr
+    assert "fixed 1 findings in 1 files; 4 more with --unsafe-fixes" in result.stderr
 
 
 def test_diff_writes_nothing_and_shows_the_edits(tmp_path):

@@ -229,3 +229,29 @@ def test_deeply_nested_python_launcher_is_tl001(tmp_path, expression):
     result = check("launch.py", cwd=tmp_path)
     assert result.exit_code == 2
     assert json.loads(result.stdout)["findings"][0]["message"].startswith("cannot read launch.py: Python syntax error")
+
+
+def test_a_lazy_run_holds_one_node_of_facts_at_a_time(tmp_path, monkeypatch):
+    # A 2,000-node cluster needed 0.9 GB with every node's facts in memory at once (issue 7).
+    from topolint.engine import runner
+
+    cluster = tmp_path / "cluster"
+    for name in ("n1", "n2", "n3"):
+        (cluster / name).mkdir(parents=True)
+        shutil.copyfile(GOOD, cluster / name / "topo.xml")
+    nodes, parsed_while_checking = [], []
+    check_node, run = runner._check_node, runner.run
+
+    def spy_check(node, *args):
+        parsed_while_checking.append(sum(1 for n in nodes if n.topologies))
+        check_node(node, *args)
+
+    def spy_run(rules, collection, *args, **kwargs):
+        nodes.extend(collection.nodes)
+        return run(rules, collection, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "_check_node", spy_check)
+    monkeypatch.setattr(runner, "run", spy_run)
+    assert check("cluster", cwd=tmp_path).exit_code == 0
+    assert parsed_while_checking == [1, 1, 1]
+    assert not any(n.topologies for n in nodes)  # dropped once checked

@@ -116,7 +116,8 @@ def test_env_values(tmp_path, name, value):
 @pytest.mark.parametrize("value", ["0*100000000", "0*" + "9" * 5000, "٣,1"])
 def test_rank_maps_are_bounded(tmp_path, value):
     script = _write(tmp_path, "train.sbatch", "#!/bin/bash\n#SBATCH --nodes=1\n"
-                    f"export CUDA_VISIBLE_DEVICES={value}\nsrun --gpu-bind=map_gpu:{value} taskset -c 0-3 python train.py\n")
+                    f"export CUDA_VISIBLE_DEVICES={value}\n"
+                    f"srun --gpu-bind=map_gpu:{value} taskset -c 0-3 python train.py\n")
     code, _ = json_run(script, "--topology", TOPOLOGY)
     assert code in (0, 1, 2)
 

@@ -191,7 +191,8 @@ def test_hwloc_locality_os_devices_and_no_entity_expansion():
     lambda n: VVV * n,
     lambda n: "\t\tACSCtl:\tSrcValid+ ReqRedir+\n" * (40 * n),
     lambda n: "-[0000:00]-+-00.0\n" + "           +-01.0-[01]----00.0\n" * (20 * n),
-    lambda n: "available: 1 nodes (0)\n" + "node 0 cpus: " + " ".join(map(str, range(min(60 * n, 60000)))) + "\n",
+    lambda n: f"available: {n} nodes (0-{n - 1})\n" + "".join(
+        f"node {k} cpus: {' '.join(map(str, range(60 * k, 60 * k + 60)))}\nnode {k} size: 64000 MB\n" for k in range(n)),
 ], ids=["lspci-vvv", "lspci-excerpt", "lspci-tree", "numactl"])
 def test_parsers_are_linear(make):
     """Ten times the input costs about ten times the time, not a hundred (generous bound)."""

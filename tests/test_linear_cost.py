@@ -26,14 +26,16 @@ SLACK = 1.6  # allowed growth beyond linear between 1x and 16x (allocator and li
 def _topology(n: int) -> str:
     cpus = "".join(
         f'  <cpu numaid="{i}" affinity="{",".join(["ffffffff"] * 8)}" arch="x86_64">\n'
-        f'    <pci busid="{i % 256:04x}:{i // 256 % 256:02x}:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" '
-        f'link_width="16">\n      <gpu dev="{i}" sm="90" rank="{i}" gdr="1"/>\n    </pci>\n  </cpu>\n'
+        f'    <pci busid="{i % 256:04x}:{i // 256 % 256:02x}:00.0" class="0x030200" '
+        f'link_speed="32.0 GT/s PCIe" link_width="16">\n'
+        f'      <gpu dev="{i}" sm="90" rank="{i}" gdr="1"/>\n    </pci>\n  </cpu>\n'
         for i in range(n))
     return f'<system version="1">\n{cpus}</system>\n'
 
 
 def _mask(n: int) -> str:
-    return f'<system version="1">\n  <cpu numaid="0" affinity="{",".join(["0000ffff"] * n)}" arch="x86_64"/>\n</system>\n'
+    words = ",".join(["0000ffff"] * n)
+    return f'<system version="1">\n  <cpu numaid="0" affinity="{words}" arch="x86_64"/>\n</system>\n'
 
 
 def _siblings(n: int) -> str:
@@ -41,7 +43,8 @@ def _siblings(n: int) -> str:
 
 
 def _pod(n: int) -> str:
-    head = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: x\n    env:\n"
+    head = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n"
+            "    image: x\n    env:\n")
     return head + "".join(f"    - name: NCCL_X{i}\n      value: v{i}\n" for i in range(n))
 
 
@@ -58,8 +61,9 @@ def _matrix(n: int) -> str:
 
 
 def _graph(n: int) -> str:
-    channels = "".join(f'    <channel>\n      <net dev="{i % 8}"/>\n      <gpu dev="{i % 8}"/>\n      <gpu dev="{(i + 1) % 8}"/>\n'
-                       f'      <net dev="{i % 8}"/>\n    </channel>\n' for i in range(n))
+    channels = "".join(f'    <channel>\n      <net dev="{i % 8}"/>\n      <gpu dev="{i % 8}"/>\n'
+                       f'      <gpu dev="{(i + 1) % 8}"/>\n      <net dev="{i % 8}"/>\n    </channel>\n'
+                       for i in range(n))
     return (f'<graphs version="1">\n  <graph id="0" pattern="4" crossnic="0" nchannels="{n}" speedintra="20" '
             f'speedinter="20" latencyinter="0" typeintra="NVL" typeinter="PIX" samechannels="0">\n{channels}'
             "  </graph>\n</graphs>\n")

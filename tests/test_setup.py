@@ -203,8 +203,9 @@ def placeholders(tmp_path) -> Path:
         (work / "cluster" / host).mkdir(parents=True)
         shutil.copy(FIXTURES / "samples" / "healthy-8gpu-dump.xml", work / "cluster" / host / "topo.xml")
     shutil.copytree(FIXTURES / "infra-repo", work / "infra")
-    shutil.copy(FIXTURES / "rules" / "PERF001" / "bad.txt", work / "all_reduce.txt")  # Measured evidence
-    shutil.copy(FIXTURES / "estimate" / "hgx-h100-8gpu-8x400g.xml", work / "node-topo.xml")
+    shutil.copy(FIXTURES / "rules" / "NET003" / "good.txt", work / "ibstat.txt")
+    shutil.copy(FIXTURES / "rules" / "PERF001" / "good.txt", work / "all_reduce.txt")
+    shutil.copy(FIXTURES / "samples" / "healthy-8gpu-dump.xml", work / "node-topo.xml")
     return work
 
 

@@ -70,3 +70,12 @@ def test_deeply_nested_sources_stop_at_the_limit(tmp_path):
     config = parse_shell(SourceFile("s0.sh", (tmp_path / "s0.sh").read_text(), real_path=tmp_path / "s0.sh"))
     assert len(config.settings) == 9  # the script and 8 nested files
     assert any("more than 8 nested source commands" in s.reason for s in config.skipped)
+
+
+def test_plain_source_of_a_sibling_file(tmp_path):
+    # The case: `source ./common.sh` with NCCL_IB_HCA there and NCCL_NET=Socket here.
+    (tmp_path / "common.sh").write_text("export NCCL_IB_HCA=mlx5_0\n")
+    (tmp_path / "train.sh").write_text("source ./common.sh\nexport NCCL_NET=Socket\n")
+    result = run_cli("check", "train.sh", "--isolated", "--no-cache", "--format", "json", cwd=tmp_path)
+    assert [(f["code"], f["path"], f["line"]) for f in json.loads(result.stdout)["findings"]] == [
+        ("NET007", "train.sh", 2)]

@@ -131,3 +131,18 @@ def test_step_json_matches_the_schema():
     out = run_cli("estimate", H100, "--model-params", "7B", "--compute-ms", "900", "--sweep", "1..4",
                   "--compress", "topk:0.01", "--format", "json").stdout
     jsonschema.validate(json.loads(out), schema)
+
+
+def test_communication_bound_rows_name_the_findings_behind_them(tmp_path):
+    """A port down (NET003 from check) and a slow rail: when the step is communication-bound the
+    output names the rail that bounds it and the finding on the port that is gone."""
+    from tests.test_estimate import IBSTAT
+
+    node = tmp_path / "node17"
+    node.mkdir()
+    (node / "topo.xml").write_text(H100.read_text(encoding="utf-8"), encoding="utf-8")
+    (node / "ibstat.txt").write_text(IBSTAT, encoding="utf-8")
+    out = run_cli("estimate", node, "--model-params", "10B", "--compute-ms", "100", "--sweep", "1,4")
+    assert out.exit_code == 0, out.stderr
+    assert "communication-bound" in out.stdout and "node17/nic/mlx5_1:1" in out.stdout
+    assert "topology finding:" in out.stdout and "NET003" in out.stdout

@@ -13,7 +13,8 @@ import importlib
 import re
 from types import ModuleType
 
-from pydantic import BaseModel, ConfigDict
+from topolint.model.schema import ConfigDict
+from topolint.model.schema import Model as BaseModel
 
 
 class CheckParameters(BaseModel):

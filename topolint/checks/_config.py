@@ -115,6 +115,19 @@ def rename_fix(setting: EnvSetting, new_name: str):
                            f"Rename {setting.name} to {new_name}", UNSAFE)
 
 
+def value_fix(setting: EnvSetting, new_value: str):
+    """An unsafe fix rewriting ``NAME=value`` (written unquoted, right after the name) to
+    ``NAME=new_value``, or None where the value is written some other way."""
+    from topolint.engine.fixes import UNSAFE, replace_on_line
+
+    written = f"={setting.value}"
+    if setting.loc.column < 1 or setting.raw != f"{setting.name}{written}" and \
+            not setting.raw.startswith(f"{setting.name}{written} "):
+        return None
+    return replace_on_line(setting.loc.path, setting.loc.line, setting.loc.column + len(setting.name), written,
+                           f"={new_value}", f"Set {setting.name} to {new_value}", UNSAFE)
+
+
 def related_setting(setting: EnvSetting, message: str) -> Related:
     return Related(location=setting.loc, entity=setting.entity(), message=message)
 

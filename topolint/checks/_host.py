@@ -78,6 +78,7 @@ class PciTree:
     lspci: LspciFile
     by_address: dict[str, LspciDevice] = field(default_factory=dict)
     children: dict[str, list[LspciDevice]] = field(default_factory=dict)
+    kinds: dict[int, str] = field(default_factory=dict)  # id(device) -> device_kind, computed once
 
     @classmethod
     def of(cls, lspci: LspciFile) -> PciTree:
@@ -86,6 +87,12 @@ class PciTree:
             if device.parent:
                 tree.children.setdefault(device.parent, []).append(device)
         return tree
+
+    def kind(self, device: LspciDevice) -> str:
+        kind = self.kinds.get(id(device))
+        if kind is None:
+            kind = self.kinds[id(device)] = device_kind(device)
+        return kind
 
     def ancestors(self, device: LspciDevice) -> list[LspciDevice]:
         out, seen = [], set()
@@ -115,6 +122,14 @@ class PciTree:
             return min(below, key=lambda d: d.address) if below else None
         parent = self.by_address.get(device.parent or "")
         return parent if parent is not None and parent.lnk_cap is not None else None
+
+
+def pci_tree(context, lspci: LspciFile) -> PciTree:
+    """One PciTree per lspci file per run context: the PCIe checks share it."""
+    trees = context.shared.setdefault("pci_trees", {})
+    if id(lspci) not in trees:
+        trees[id(lspci)] = PciTree.of(lspci)
+    return trees[id(lspci)]
 
 
 def generation(gts: float | None) -> int | None:

@@ -92,9 +92,8 @@ def _numactl_nodes(node) -> dict[int, tuple]:
     return found
 
 
-def numactl_vs_xml(node) -> Iterator[Hit]:
+def numactl_vs_xml(node, numa_cpus: dict) -> Iterator[Hit]:
     """Each XML cpu's affinity mask against numactl's CPU list of the same NUMA node."""
-    numa_cpus = _numactl_nodes(node)
     for topology in node.topologies:
         static = topology.kind == "static"
         hosts = {c.host_hash for c in topology.cpus}
@@ -120,10 +119,9 @@ def numactl_vs_xml(node) -> Iterator[Hit]:
                                         message=f"numactl -H node {numa.node_id}")])
 
 
-def numactl_vs_matrix(node) -> Iterator[Hit]:
+def numactl_vs_matrix(node, numa_cpus: dict) -> Iterator[Hit]:
     """A GPU row's CPU Affinity must lie within numactl's CPUs of its NUMA Affinity node (a job's
     cpuset may show fewer CPUs; that is TL005's business, not a contradiction)."""
-    numa_cpus = _numactl_nodes(node)
     for matrix in topo_matrices(node):
         for row in MatrixView(matrix).rows.values():
             numa = single_numa(row.numa_affinity) if row.kind == "gpu" else None
@@ -144,5 +142,7 @@ def numactl_vs_matrix(node) -> Iterator[Hit]:
 def host_hits(node) -> Iterator[Hit]:
     yield from lspci_vs_xml(node)
     yield from lspci_vs_matrix(node)
-    yield from numactl_vs_xml(node)
-    yield from numactl_vs_matrix(node)
+    if node.numa_tables:
+        numa_cpus = _numactl_nodes(node)
+        yield from numactl_vs_xml(node, numa_cpus)
+        yield from numactl_vs_matrix(node, numa_cpus)

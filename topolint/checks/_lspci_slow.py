@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from topolint.checks._host import PciTree, device_kind, generation, is_hypervisor_device, pci_ids
+from topolint.checks._host import generation, is_hypervisor_device, pci_ids
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit
 from topolint.model.node import gpu_entity, pci_entity
@@ -28,10 +28,10 @@ def _limit(device, other) -> tuple[int | None, int | None, object]:
     return gen, width, gen_cap if gen_cap is not device.lnk_cap else width_cap
 
 
-def lspci_hits(node: str, lspci, devices: dict) -> Iterator[Hit]:
-    tree = PciTree.of(lspci)
+def lspci_hits(node: str, tree, devices: dict) -> Iterator[Hit]:
+    lspci = tree.lspci
     for device in lspci.devices:
-        kind = _KINDS.get(device_kind(device))
+        kind = _KINDS.get(tree.kind(device))
         ids = pci_ids(device)
         model = devices.get(f"0x{ids.replace(':', ':0x')}" if ids else "")
         if kind is None or model is None or model.get("kind") != kind or device.lnk_cap is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._host import PciTree, device_kind, virtualisation
+from topolint.checks._host import PciTree, pci_tree, virtualisation
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit
 from topolint.model.node import file_entity, pci_entity
@@ -35,7 +35,7 @@ def _bridge_hits(node: str, tree: PciTree, virt) -> Iterator[Hit]:
     for bridge in tree.lspci.devices:
         if bridge.address is None or bridge.acs_ctl is None or not bridge.acs_ctl.redirects:
             continue
-        below = [(d, _TARGETS[kind]) for d in tree.descendants(bridge) if (kind := device_kind(d)) in _TARGETS]
+        below = [(d, _TARGETS[kind]) for d in tree.descendants(bridge) if (kind := tree.kind(d)) in _TARGETS]
         if not below:
             continue  # nothing NCCL sends peer traffic between sits below it
         names = ", ".join(f"{label} {d.address}" for d, label in below[:8]) + (", ..." if len(below) > 8 else "")
@@ -73,6 +73,6 @@ def check(context, params: Parameters) -> Iterator[Hit]:
         return  # a VM's ACS bits are the hypervisor's virtual ones
     for lspci in context.node.lspci:
         if lspci.kind == "verbose":
-            yield from _bridge_hits(context.node.name, PciTree.of(lspci), virt)
+            yield from _bridge_hits(context.node.name, pci_tree(context, lspci), virt)
         if lspci.kind in ("verbose", "excerpt"):
             yield from _excerpt_hit(context.node.name, lspci, virt)

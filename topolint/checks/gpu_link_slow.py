@@ -61,9 +61,10 @@ def check(context, params: Parameters) -> Iterator[Hit]:
     devices = known_devices()
     for lspci in context.node.lspci:
         if lspci.kind in ("verbose", "excerpt"):
+            from topolint.checks._host import pci_tree
             from topolint.checks._lspci_slow import lspci_hits
 
-            yield from lspci_hits(context.node.name, lspci, devices)
+            yield from lspci_hits(context.node.name, pci_tree(context, lspci), devices)
     version = context.version
     node = context.node.name
     for topology in context.node.topologies:

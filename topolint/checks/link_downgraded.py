@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._host import PciTree, device_kind
+from topolint.checks._host import PciTree, pci_tree
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit
 from topolint.model.node import gpu_entity, pci_entity
@@ -96,7 +96,7 @@ def link_hits(node: str, tree: PciTree) -> Iterator[Hit]:
             continue
         if not sta.width or not sta.speed_gts:
             continue  # no link (an empty slot: x0, speed unknown)
-        kind = device_kind(device)
+        kind = tree.kind(device)
         if kind in ("management", "hypervisor"):
             continue  # switch management endpoints are exempt; virtual links are made up
         other = tree.other_end(device)
@@ -119,4 +119,4 @@ def link_hits(node: str, tree: PciTree) -> Iterator[Hit]:
 def check(context, params: Parameters) -> Iterator[Hit]:
     for lspci in context.node.lspci:
         if lspci.kind in ("verbose", "excerpt"):
-            yield from link_hits(context.node.name, PciTree.of(lspci))
+            yield from link_hits(context.node.name, pci_tree(context, lspci))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import Field
+from topolint.model.schema import Field
 
 from topolint.checks import CheckParameters
 from topolint.checks._topology import where

@@ -24,25 +24,33 @@ class Parameters(CheckParameters):
 
 def check(context, params: Parameters) -> Iterator[Hit]:
     view = fabric(context)
-    active = [p for p in view.ports.values() if p.active and p.value("rate_gbps") is not None]
+    active = [p for p in view.ports.values() if p.active and p.rate[0] is not None]
     for port in active:
-        rate, model = port.value("rate_gbps"), port.value("model")
+        (rate, source), model = port.rate, port.value("model")
         expected = params.expected_gbps.get(model or "")
         card = port.value("system_guid")
         siblings = [p for p in active if p is not port and card and p.value("system_guid") == card
                     and p.link_layer == port.link_layer]
-        best = max(siblings, key=lambda p: p.value("rate_gbps"), default=None)
-        report = port.report_with("rate_gbps")
+        best = max(siblings, key=lambda p: p.rate[0], default=None)
+        where_rate = port.report_with("rate_gbps").at("rate") if port.value("rate_gbps") is not None \
+            else port.link.at("speed")
         if expected is not None and rate < expected:
-            hit = port_hit(context, port, report.at("rate"), rate=f"{rate:g}", want=f"{expected:g}",
+            hit = port_hit(context, port, where_rate, rate=f"{rate:g}", want=f"{expected:g}",
                            against=f"the site profile's {expected:g} Gb/s for {model}")
-        elif best is not None and rate < best.value("rate_gbps"):
-            want = best.value("rate_gbps")
-            hit = port_hit(context, port, report.at("rate"), rate=f"{rate:g}", want=f"{want:g}",
+        elif best is not None and rate < best.rate[0]:
+            want = best.rate[0]
+            hit = port_hit(context, port, where_rate, rate=f"{rate:g}", want=f"{want:g}",
                            against=f"{best.label} of the same card at {want:g} Gb/s")
-            hit.evidence.append(report_line(best, "rate_gbps", f"Rate: {want:g} (Active)"))
+            hit.evidence.append(_rate_line(best))
             hit.evidence.append(f"both ports have system image GUID {card}: one card, one product rate")
         else:
             continue
-        hit.evidence.insert(0, report_line(port, "rate_gbps", f"Rate: {rate:g} (Active)"))
+        hit.evidence[0:0] = [_rate_line(port), report_line(port, "state", "State: Active")]
         yield hit
+
+
+def _rate_line(port) -> str:
+    if port.value("rate_gbps") is not None:
+        return report_line(port, "rate_gbps", f"Rate: {port.value('rate_gbps'):g} (Active)")
+    link = port.link
+    return f"{link.at('speed').path}:{link.at('speed').line}: ethtool {port.netdev}: Speed: {link.speed_text} (the netdev of {port.label})"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from pydantic import Field
+from topolint.model.schema import Field
 
 from topolint.checks import CheckParameters
 from topolint.checks._topology import gpu_label, pci_id, where

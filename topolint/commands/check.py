@@ -290,14 +290,14 @@ def plan_check(options: CheckOptions) -> Plan:
     )
 
 
-def _collect(options: CheckOptions, plan: Plan, cache=None):
+def _collect(options: CheckOptions, plan: Plan, cache=None, lazy: bool = False):
     from topolint.inputs.collect import collect
 
     from topolint.inputs.source import InputBudget
 
     budget = InputBudget(options.max_total_input) if options.max_total_input else None
     return collect(_paths(options, plan.excludes), node_name=options.node, stdin_filename=options.stdin_filename,
-                   exclude=plan.excludes, topology=plan.topology, cache=cache, budget=budget)
+                   exclude=plan.excludes, topology=plan.topology, cache=cache, budget=budget, lazy=lazy)
 
 
 def run_check(options: CheckOptions) -> CheckResult:
@@ -316,7 +316,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     baseline = _load_baseline(options)
     run_options = RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables))
     cache = ResultCache(plan.cache_dir, rules, run_options) if plan.cache_dir is not None else None
-    collection = _collect(options, plan, cache)
+    collection = _collect(options, plan, cache, lazy=True)  # nodes parsed one at a time by the runner
     try:
         result = run(rules, collection, run_options, cache)
     except RuleError as exc:

@@ -159,14 +159,15 @@ def render_text(run: EstimateRun) -> str:
         header = ("algorithm", "proto", "busbw GB/s", "algbw GB/s", "time us", "bottleneck")
         rows = [header] + _algorithm_rows(est)
         widths = [max(len(r[c]) for r in rows) for c in range(5)]
-        for r in rows:
+        for r in rows if est.algorithms else []:
             out.append("  ".join(r[c].ljust(widths[c]) if c in (0, 1) else r[c].rjust(widths[c]) for c in range(5))
                        + "  " + r[5])
+        if not est.algorithms:
+            out.append("one rank: nothing to communicate")
         out.append("")
         for a in est.algorithms:
             out.append(f"{a.name}: {shown(a.bottleneck.detail)}")
             out.extend(f"  {shown(note)}" for note in a.notes)
-        out.append("")
         if est.selected:
             sel = est.selected_estimate
             out.append(f"NCCL would select: {sel.name} ({sel.protocol}), {sel.busbw_GBps:.1f} GB/s busbw")
@@ -322,9 +323,18 @@ def run_training(paths: list[str], node_counts: list[int], spec, gpus_per_node: 
     assumptions = [a for a in assumptions if not a.startswith("parameter server:")] + _training_assumptions(spec)
     findings = []
     if check and any(r.communication_bound for r in rows):
-        bottlenecks = {r.bottleneck.entity for r in rows if r.communication_bound and r.bottleneck}
-        findings = [f for f in topology_findings(paths, version, []) if f["entity"] in bottlenecks]
+        bound = [r.bottleneck for r in rows if r.communication_bound and r.bottleneck]
+        findings = [f for f in topology_findings(paths, version, []) if _explains(f, bound)]
     return TrainingRun(spec, rows, assumptions, findings, collection.problems)
+
+
+def _explains(finding: dict, bottlenecks: list) -> bool:
+    """A finding on the bottleneck link, or, when a NIC bounds the step, on any of the node's
+    network ports: a port that is down or slow moves the traffic onto the others."""
+    if any(finding["entity"] == b.entity for b in bottlenecks):
+        return True
+    return any(b.link == "NIC" and "/nic/" in finding["entity"] and finding["entity"].split("/", 1)[0]
+               == b.entity.split("/", 1)[0] for b in bottlenecks)
 
 
 def _training_assumptions(spec) -> list[str]:
@@ -374,7 +384,7 @@ def _bound_lines(run: TrainingRun) -> list[str]:
             b = row.bottleneck
             lines.append(f"{row.nodes} node(s): communication-bound (GPU {100 * row.gpu_busy:.0f}% busy, "
                          f"{row.exposed_ms:.1f} ms exposed); bottleneck {_where(b)}: {shown(b.detail)}")
-    lines += [f"finding on it: {_finding_line(f)}" for f in run.findings]
+    lines += [f"topology finding: {_finding_line(f)}" for f in run.findings]
     return lines
 
 

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from topolint.model.schema import ConfigDict, Field
+from topolint.model.schema import Model as BaseModel
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from topolint.checks import check_needs, load_check
 from topolint.engine.explain import link_explanations
 from topolint.engine.finding import Finding, Hit, entity_fingerprint
-from topolint.engine.rule import RuleDefinition, RuleError
 from topolint.engine.internal import InternalError, describe, node_input
+from topolint.engine.rule import RuleDefinition, RuleError
 from topolint.inputs.collect import Collection
 from topolint.model.facts import Location, build
 from topolint.model.nccl_version import NcclVersion
@@ -98,10 +99,13 @@ def input_findings(rules: dict[str, RuleDefinition], collection: Collection) -> 
     return findings
 
 
+def _is_default(field, value) -> bool:
+    default = field.get_default(call_default_factory=True)
+    return type(value) is type(default) and value == default
+
+
 def prepare(rules: list[RuleDefinition]) -> list[tuple]:
     """Each rule with its check module and typed parameters; RuleError names a bad definition."""
-    from pydantic import ValidationError
-
     prepared = []
     for rule in rules:
         if rule.check == "inputs":
@@ -109,11 +113,13 @@ def prepare(rules: list[RuleDefinition]) -> list[tuple]:
         try:
             module = load_check(rule.check)
             model = module.Parameters
-            needs_validation = rule.parameters or any(f.is_required() for f in model.model_fields.values())
-            # Without values the typed defaults apply: skip validation (and its schema build).
+            fields = model.model_fields
+            given = [k for k, v in rule.parameters.items() if k not in fields or not _is_default(fields[k], v)]
+            needs_validation = given or any(f.is_required() for f in fields.values())
+            # Values that are the typed defaults need no validation (nor pydantic, nor a schema build).
             parameters = model(**rule.parameters) if needs_validation else model.model_construct()
             prepared.append((rule, module, parameters))
-        except (ValueError, ValidationError, TypeError) as exc:
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
             raise RuleError(f"{rule.source}: {exc}") from None
     return prepared
 
@@ -141,6 +147,8 @@ def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tu
                 needs[rule.code] = found if found is not None else tuple(load_check(rule.check).NEEDS)
             except ValueError as exc:  # no such check
                 raise RuleError(f"{rule.source}: {exc}") from None
+    if any(node.pending for node in collection.nodes):  # a lazy collection: inputs known once parsed
+        return prepare([r for r in rules if r.code in needs]), needs
     offered = [node.available() for node in collection.nodes if node.cached is None]
     runnable = [r for r in rules if r.code in needs and (
         "config" in needs[r.code] or any(all(n in available for n in needs[r.code]) for available in offered))]
@@ -148,9 +156,7 @@ def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tu
 
 
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
-    result = RunResult(findings=input_findings({r.code: r for r in rules}, collection),
-                       internal_errors=[InternalError(path, rule, describe(exc))
-                                        for path, rule, exc, _ in collection.internal_errors])
+    result = RunResult()
     # A run the cache answers entirely needs no check module (nor what they import).
     fresh = collection.configs or any(node.cached is None for node in collection.nodes)
     prepared, needs = (_prepare_runnable(rules, collection) if fresh else ([], {}))
@@ -161,39 +167,80 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
         if note:
             result.notes.append(note)
     by_code = {p[0].code: p for p in prepared}
-    # (rule, needs, module, params); module None: no node has its inputs, so it was not imported.
+    # (rule, module, params); module None: no node has its inputs, so it was not imported.
     node_rules = [(r, *(by_code[r.code][1:] if r.code in by_code else (None, None))) for r in rules
                   if r.code in needs and "config" not in needs[r.code]]
-    unreadable_nodes = {p.node for p in collection.problems} | {e[3] for e in collection.internal_errors}
+    unreadable = _UnreadableNodes(collection)
+    keep = {id(node) for node in collection.topology_nodes}  # config rules read them after the loop
     for node in collection.nodes:
         if node.cached is not None:  # unchanged since a run the cache remembers
             result.findings.extend(cache.findings(node.cached))
             result.notes.extend(node.cached["notes"])
             result.ran.setdefault(node.name, set()).update(node.cached["ran"])
             continue
+        if node.pending and collection.materialize is not None:
+            collection.materialize(node)  # a lazy collection: parsed now, dropped after its checks
         first_finding, first_note = len(result.findings), len(result.notes)
         errors_before = len(result.internal_errors)
-        # fabric rules read NCCL_IB_TC and friends; PERF rules judge against --topology
-        context = CheckContext(node, options, collection.configs, topology_nodes=collection.topology_nodes)
-        available = node.available()
-        ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
-        for rule, module, params in node_rules:
-            missing = [need for need in needs[rule.code] if need not in available]
-            if missing:
-                result.notes.append(f"{rule.code} not run on node {node.name}: no {', '.join(missing)} input")
-                continue
-            ran.add(rule.code)
-            for hit in _hits(rule, module, context, params, result, node_input(node)):
-                result.findings.append(to_finding(rule, node.name, hit))
-            result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # --verbose shows a selected rule's notes
-            context.notes.clear()
-        if cache is not None and node.cache_key and node.name not in unreadable_nodes \
+        _check_node(node, rules, node_rules, needs, collection, options, result)
+        if cache is not None and node.cache_key and node.name not in unreadable.names() \
                 and len(result.internal_errors) == errors_before:
-            cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:], ran, node.notes)
+            cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:],
+                      result.ran[node.name], node.notes)
+        if collection.materialize is not None and id(node) not in keep:
+            _release_facts(node)
     run_config_checks(prepared, collection, options, result)
+    # Input problems last: a lazy collection finds some (TL001) only when it parses a node.
+    result.findings[:0] = input_findings({r.code: r for r in rules}, collection)
+    result.internal_errors[:0] = [InternalError(path, rule, describe(exc))
+                                  for path, rule, exc, _ in collection.internal_errors]
     result.findings.sort(key=Finding.sort_key)
     link_explanations(result.findings)  # PERF findings name the findings that explain them
     return result
+
+
+def _check_node(node: NodeModel, rules, node_rules, needs: dict, collection: Collection, options: RunOptions,
+                result: RunResult) -> None:
+    # fabric rules read NCCL_IB_TC and friends; PERF rules judge against --topology
+    context = CheckContext(node, options, collection.configs, topology_nodes=collection.topology_nodes)
+    available = node.available()
+    ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
+    for rule, module, params in node_rules:
+        missing = [need for need in needs[rule.code] if need not in available]
+        if missing:
+            result.notes.append(f"{rule.code} not run on node {node.name}: no {', '.join(missing)} input")
+            continue
+        ran.add(rule.code)
+        for hit in _hits(rule, module, context, params, result, node_input(node)):
+            result.findings.append(to_finding(rule, node.name, hit))
+        result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # --verbose shows a selected rule's notes
+        context.notes.clear()
+
+
+class _UnreadableNodes:
+    """Nodes with an input problem or a parser bug (never cached), as the collection grows."""
+
+    def __init__(self, collection: Collection):
+        self.collection = collection
+        self.seen = (0, 0)
+        self.found: set[str] = set()
+
+    def names(self) -> set[str]:
+        problems, errors = self.collection.problems, self.collection.internal_errors
+        self.found.update(p.node for p in problems[self.seen[0]:])
+        self.found.update(e[3] for e in errors[self.seen[1]:])
+        self.seen = (len(problems), len(errors))
+        return self.found
+
+
+_FACT_LISTS = tuple(f.name for f in dataclass_fields(NodeModel)
+                    if f.default_factory is list and f.name not in ("pending", "notes"))
+
+
+def _release_facts(node: NodeModel) -> None:
+    """Drop a checked node's parsed facts: reports need only its sources and its findings."""
+    for name in _FACT_LISTS:
+        setattr(node, name, [])
 
 
 def run_config_checks(prepared: list[tuple], collection: Collection, options: RunOptions, result: RunResult) -> None:

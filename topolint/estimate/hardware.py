@@ -160,6 +160,10 @@ def node_hardware(system: System, node: str, gpus_per_node: int | None = None,
     """The node's GPUs (the first ``gpus_per_node`` by device index when fewer are used)."""
     gpus = sorted(system.topology.gpus, key=lambda g: (g.dev if g.dev is not None else 1 << 20, g.bus_id))
     notes = []
+    if gpus_per_node is not None and gpus_per_node > len(gpus):
+        from topolint.estimate.results import EstimateError
+
+        raise EstimateError(f"{node} has {len(gpus)} GPUs in its topology, fewer than --gpus-per-node {gpus_per_node}")
     if gpus_per_node is not None and gpus_per_node < len(gpus):
         notes.append(f"{node}: {gpus_per_node} of its {len(gpus)} GPUs take part (the first by device index)")
         gpus = gpus[:gpus_per_node]

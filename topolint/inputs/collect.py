@@ -42,6 +42,10 @@ class Collection:
     topology_nodes: list[NodeModel] = field(default_factory=list)  # from --topology, for config rules
     unparsed: dict = field(default_factory=dict)  # path -> SourceFile read as text but not parsed (TL001)
     internal_errors: list = field(default_factory=list)  # (input, "parser FORMAT", exception, node): parser bugs
+    # With collect(lazy=True): parses a node's pending machine outputs. The runner calls it just
+    # before checking the node and drops the facts after, so a cluster's facts are never all in
+    # memory at once (a 2,000-node folder: issue 7).
+    materialize: object = None
 
 
 @lru_cache(maxsize=4096)
@@ -75,8 +79,10 @@ def _walk_files(folder: Path, exclude=None, onerror=None) -> list[str]:
 
 
 class _Collector:
-    def __init__(self, exclude=None, defer: bool = False, budget: InputBudget | None = None) -> None:
+    def __init__(self, exclude=None, defer: bool = False, budget: InputBudget | None = None,
+                 lazy: bool = False) -> None:
         self.result = Collection()
+        self.lazy = lazy
         self.budget = budget or InputBudget()
         self.exclude = exclude  # Path -> bool: files and folders a folder walk skips (config excludes)
         self.defer = defer  # leave machine outputs unparsed until the result cache was asked
@@ -156,6 +162,9 @@ class _Collector:
 
                 node.notes.append(f"{source.path}: {fmt} ({summarise_measured(facts)})")
                 self.result.notes.append(node.notes[-1])
+            for note in getattr(facts, "verbose_notes", lambda: [])():  # what a parsed file says for --verbose
+                node.notes.append(f"{source.path}: {note}")
+                self.result.notes.append(node.notes[-1])
 
     def settle(self, cache) -> None:
         """Parse what the cache cannot answer for: changed nodes, and nodes with config files.
@@ -171,7 +180,8 @@ class _Collector:
                     node.pending = []
                     self.result.notes.extend(node.cached["collect_notes"])
                     continue
-            self.materialize(node)
+            if not self.lazy:
+                self.materialize(node)
 
     def config(self, config, source: SourceFile, path: str, node: NodeModel) -> None:
         """Infra files go to Collection.configs; their sources stay with the node for reports."""
@@ -285,10 +295,11 @@ def _looks_like_input(path: str) -> bool:
 
 def collect(paths: list[str], node_name: str | None = None, stdin_filename: str | None = None,
             stdin=None, exclude=None, topology: str | None = None, cache=None,
-            budget: InputBudget | None = None) -> Collection:
+            budget: InputBudget | None = None, lazy: bool = False) -> Collection:
     """``exclude`` (Path -> bool) applies to what folder walks find; the caller filters the paths
     it names (``--force-exclude``). ``topology`` (``--topology``: a dump, a matrix, a node folder
-    or a cluster folder) is read as nodes that config rules check settings against."""
+    or a cluster folder) is read as nodes that config rules check settings against. ``lazy``:
+    machine outputs stay unparsed until ``Collection.materialize(node)`` (the runner's job)."""
     if topology is not None:
         # Not cached: what a node's measurements are judged against depends on the topology given.
         budget = budget or InputBudget()
@@ -300,7 +311,9 @@ def collect(paths: list[str], node_name: str | None = None, stdin_filename: str 
         result.notes.extend(known.notes)
         result.configs.extend(known.configs)
         return result
-    collector = _Collector(exclude, defer=cache is not None, budget=budget)
+    lazy = lazy and topology is None
+    collector = _Collector(exclude, defer=cache is not None or lazy, budget=budget, lazy=lazy)
+    collector.result.materialize = collector.materialize if lazy else None
     named_files: list[str] = []
     for raw in paths:
         if raw == "-" or (os.path.lexists(raw) and not os.path.isdir(raw)):

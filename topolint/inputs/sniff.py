@@ -138,10 +138,17 @@ DETECTORS = [
     _nccl_log,
 ]
 
-# Fabric outputs (ibstat family, GIDs, RoCE QoS, ethtool, ip, mounts): topolint/inputs/fabric_sniff.py.
-from topolint.inputs.fabric_sniff import FABRIC_DETECTORS  # noqa: E402
 
-DETECTORS.extend(FABRIC_DETECTORS)
+
+def _fabric(text: str) -> str | None:
+    """Fabric outputs (ibstat family, GIDs, RoCE QoS, ethtool, ip, mounts): topolint/inputs/fabric_sniff.py,
+    imported on the first file sniffed (a config-only run never needs its patterns)."""
+    from topolint.inputs.fabric_sniff import fabric_format
+
+    return fabric_format(text)
+
+
+DETECTORS.append(_fabric)
 
 # Config formats (infra files) by content, after the machine outputs; names and shebangs come
 # first in collect.py. Imported here so a detector list stays the one place to look.

@@ -214,10 +214,19 @@ class Mount(Fact):
         return host.strip("[]") if sep and host else None
 
 
+# Network filesystems STOR001 does not judge: their mount options do not name the addresses used.
+OTHER_NETWORK_FS = ("lustre", "gpfs", "wekafs", "beegfs", "cifs", "smb3", "ceph", "glusterfs", "9p", "fuse.weka",
+                    "fuse.beegfs", "fuse.glusterfs", "fuse.sshfs", "fuse.juicefs", "fuse.s3fs")
+
+
 class MountsFile(FabricFile):
     KIND: ClassVar[str] = "mounts"
     form: str  # proc-mounts, mountinfo, mount, nfsstat
     mounts: list[Mount] = []
+
+    def verbose_notes(self) -> list[str]:
+        return [f"line {m.loc.line}: {m.fstype} {m.source} on {m.mountpoint} not judged by STOR001 (only NFS "
+                "names its server and client addresses)" for m in self.mounts if m.fstype in OTHER_NETWORK_FS][:20]
 
 
 class SysfsDump(FabricFile):

@@ -41,6 +41,17 @@ class PortView:
     netdev: str | None = None
     netdev_source: object = None  # the Location that tied the port to its netdev
     gids: list[Gid] = field(default_factory=list)
+    link: EthtoolLink | None = None  # ethtool of its netdev: the speed when no port report gives a rate
+
+    @property
+    def rate(self) -> tuple[float | None, str]:
+        """(Gb/s, where it comes from): the port report's Rate, else ethtool's Speed of its netdev."""
+        rate = self.value("rate_gbps")
+        if rate is not None:
+            return rate, self.report_with("rate_gbps").tool or "port report"
+        if self.link is not None and self.link.speed_mbps:
+            return self.link.speed_mbps / 1000, f"ethtool {self.netdev}"
+        return None, "no rate known"
 
     def value(self, name: str):
         """The first report that knows ``name`` (state, rate_gbps, active_mtu...)."""
@@ -109,8 +120,10 @@ class FabricView:
             view = views.get((gid.hca, gid.port))
             if view is not None:
                 view.gids.append(gid)
+        links = {link.interface: link for link in self.ethtool_links if link.interface}
         for view in views.values():
             view.netdev, view.netdev_source = self._netdev_of(view.hca, view.port)
+            view.link = links.get(view.netdev)
         return views
 
     @cached_property

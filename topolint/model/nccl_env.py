@@ -117,6 +117,23 @@ def _int(value: str) -> int | None:
     return number if whole and LONG_MIN < number < LONG_MAX else None
 
 
+def corrected_value(name: str, value: str) -> str | None:
+    """The one value NCCL reads that ``value`` plainly meant: a level name in the wrong case
+    (``pxb`` -> ``PXB``), nvidia-smi's ``NODE`` (-> ``PHB``), an enumeration in the wrong case."""
+    entry = lookup(name)
+    if entry is None or not value or check_value(name, value) is None:
+        return None
+    choices = entry.get("choices") or []
+    if entry.get("kind") == "level":
+        if value.upper() in choices:
+            return value.upper()
+        return "PHB" if value.upper() == "NODE" else None
+    if entry.get("kind") == "enum" and entry.get("match") != "prefix":
+        same = [c for c in choices if c.upper() == value.upper()]
+        return same[0] if len(same) == 1 else None
+    return None
+
+
 def check_value(name: str, value: str) -> str | None:
     """Why NCCL would misread ``value`` for ``name``, or None when it reads it as written."""
     entry = lookup(name)

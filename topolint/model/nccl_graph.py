@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from topolint.model.facts import TopologyFile
 from topolint.model.nccl_version import NcclVersion
-from topolint.model.numbers import float32, strtol
+from topolint.model.numbers import c_int, float32, strtol
 from topolint.model.nccl_xml import NcclXmlError, read_nccl_xml
 
 LOC_BW = 5000.0
@@ -66,7 +66,7 @@ def _c_int(text: str | None, name: str, owner: str) -> int:
     """xmlGetAttrInt: strtol(str, NULL, 0); a missing attribute fails NCCL's load."""
     if text is None:
         raise TopologyRejected(f"Attribute {name} of node {owner} not found")
-    return strtol(text, 0)[0]
+    return c_int(strtol(text, 0)[0])  # the long strtol returns, stored in an int
 
 
 def _c_str(text: str | None, name: str, owner: str) -> str:
@@ -76,7 +76,7 @@ def _c_str(text: str | None, name: str, owner: str) -> str:
 
 
 def _int_default(text: str | None, default: int) -> int:
-    return default if text is None else strtol(text, 0)[0]
+    return default if text is None else c_int(strtol(text, 0)[0])  # xmlGetAttrIntDefault
 
 
 def _bus_int(bus_id: str) -> int:
@@ -285,8 +285,10 @@ class NcclSystem:
         if any(n is node for n in stack):
             raise TopologyRejected("findLocalCpu recurses without end (NCCL crashes)", crash=True)
         skip_from = self.version.behaviour("find_local_cpu_skips_from")
+        any_node = not self.version.behaviour("find_local_cpu_switches_only")
         for link in node.links:
-            if link.type == LINK_PCI and (link.rem is not came_from or not skip_from) and link.rem.type in (PCI, CPU):
+            if link.type == LINK_PCI and (link.rem is not came_from or not skip_from) and (
+                    any_node or link.rem.type in (PCI, CPU)):
                 found = self._local_cpu_of(link.rem, node, stack + (node,))
                 if found is not None:
                     return found
@@ -427,12 +429,17 @@ class NcclSystem:
         kind, count = base.type, len(self.nodes[base.type])
         # getPath: the first node of that type with the base's id (duplicates share one slot)
         base_index = next(i for i, n in enumerate(self.nodes[kind]) if n.id == base.id)
-        dis = self.t("DIS") if self.version.behaviour("paths_start_dis") else self.t("LOC")
+        # A table is allocated once, by the first search that reaches the node; before 2.21 (2.23
+        # for the base's own table) calloc leaves its entries LOC at 0 GB/s, after that DIS.
+        starts = self.version.behaviour("paths_start_dis")
+        dis_rem = self.t("DIS") if starts in ("rem", "all") else self.t("LOC")
+        dis_base = self.t("DIS") if starts == "all" else self.t("LOC")
 
         def path_of(node: Node) -> PathInfo:
             table = node.paths.get(kind)
             if table is None:
-                table = node.paths[kind] = [PathInfo(dis, 0.0, 0) for _ in range(count)]
+                first = dis_base if node is base else dis_rem
+                table = node.paths[kind] = [PathInfo(first, 0.0, 0) for _ in range(count)]
             return table[base_index]
 
         start = path_of(base)

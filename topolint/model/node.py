@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from topolint.inputs.source import SourceFile
-from topolint.model.fabric import FabricFile
 from topolint.model.facts import GraphFile, NvlinkStatus, TopologyFile, TopoMatrix
 from topolint.model.measured import MeasuredFile
 from topolint.model.host import (
@@ -38,7 +37,7 @@ class NodeModel:
     numa_tables: list[NumaTable] = field(default_factory=list)  # numactl -H
     hwloc: list[HwlocTopology] = field(default_factory=list)  # lstopo XML
     bundle: BundleManifest | None = None  # the node bundle it was read from (inputs/bundle.py)
-    fabric: list[FabricFile] = field(default_factory=list)  # ibstat, show_gids, ethtool, mounts... (model/fabric.py)
+    fabric: list = field(default_factory=list)  # FabricFile: ibstat, show_gids, ethtool, mounts... (model/fabric.py)
     measured: list[MeasuredFile] = field(default_factory=list)  # model/measured.py: nccl-tests output, NCCL logs
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
@@ -60,7 +59,7 @@ class NodeModel:
             self.nvlink_status.append(facts)
         elif type(facts) in HOST_FACTS:
             getattr(self, HOST_FACTS[type(facts)][0]).append(facts)
-        elif isinstance(facts, FabricFile):
+        elif hasattr(type(facts), "KIND") and hasattr(facts, "kinds"):  # a FabricFile; model.fabric loads lazily
             self.fabric.append(facts)
         elif isinstance(facts, MeasuredFile):
             self.measured.append(facts)

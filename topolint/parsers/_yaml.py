@@ -6,7 +6,6 @@ import re
 
 from topolint.inputs.source import InputError, SourceFile
 
-
 # libyaml's composer recurses in C (deep enough nesting crashes the process), and topolint's
 # walkers recurse in Python: nesting is bounded before composing (a cheap scan of the text) and
 # after (the composed graph). Real manifests nest a few dozen levels.

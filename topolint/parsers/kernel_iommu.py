@@ -21,7 +21,6 @@ _DMI = re.compile(r"DMI: (\S.*)")
 _COMMAND_LINE = re.compile(r"Command line: (.*)")
 _IOMMU = re.compile(r"\b(?:DMAR|AMD-Vi|iommu|IOMMU)\b")
 _VENDOR = (("DMAR", "Intel"), ("AMD-Vi", "AMD"))
-_ANY = re.compile(r"DMAR|AMD-Vi|iommu|IOMMU|Hypervisor detected|DMI: |Command line: ")
 MAX_IOMMU_LINES = 64  # evidence, not a copy of the log
 
 
@@ -34,24 +33,42 @@ def _first(log: dict, key: str, value: KernelValue) -> None:
         log[key] = value
 
 
+# The lines any rule reads are found by one scan for their keywords over the whole text (the
+# regex engine skips the thousands of other lines at C speed); nothing else is looked at.
+_KEYWORDS = re.compile(r"DMAR|AMD-Vi|iommu|IOMMU|Hypervisor detected|DMI: |Command line: ")
+
+
+def _wanted_lines(text: str):
+    """(line number, line) of each line holding a keyword, once per line, in order."""
+    number, counted, line_end = 1, 0, -1
+    for match in _KEYWORDS.finditer(text):
+        if match.start() <= line_end:
+            continue  # another keyword on a line already taken
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line_end = text.find("\n", match.start())
+        line_end = len(text) if line_end < 0 else line_end
+        number += text.count("\n", counted, line_start)
+        counted = line_start
+        yield number, text[line_start:line_end].rstrip("\r")
+
+
 def parse_dmesg(source: SourceFile) -> KernelLog:
+    text = source.text
+    first = text.lstrip("\r\n")
+    if first and not _PREFIX.match(first):
+        number = text[: len(text) - len(first)].count("\n") + 1
+        raise InputError(source.path, number, "malformed dmesg: expected a [seconds] or journal prefix", 1)
     found: dict = {"iommu_lines": []}
-    lines = 0
-    for number, line in enumerate(source.text.splitlines(), 1):
+    for number, line in _wanted_lines(text):
         prefix = _PREFIX.match(line)
-        if not prefix:
-            if line.strip() and lines == 0:
-                raise InputError(source.path, number, "malformed dmesg: expected a [seconds] or journal prefix", 1)
+        if prefix is None:
             continue  # a wrapped continuation line
-        lines += 1
         body, offset = line[prefix.end():], prefix.end() + 1
-        if not _ANY.search(body):
-            continue  # one scan rejects the lines that matter to no rule
         for key, pattern in (("default_domain", _DEFAULT_DOMAIN), ("hypervisor", _HYPERVISOR), ("dmi", _DMI),
                              ("cmdline", _COMMAND_LINE)):
-            match = pattern.search(body)
-            if match:
-                _first(found, key, _value(source, number, offset + match.start(1), match.group(1)))
+            found_match = pattern.search(body)
+            if found_match:
+                _first(found, key, _value(source, number, offset + found_match.start(1), found_match.group(1)))
         if _IOMMU.search(body):
             if len(found["iommu_lines"]) < MAX_IOMMU_LINES:
                 found["iommu_lines"].append(_value(source, number, offset, body))

@@ -21,7 +21,6 @@ HEADER = re.compile(r"((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7
 _CLASS = re.compile(r"(?P<name>[^:\[]*[^:\[\s])(?:\s*\[(?P<code>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)")
 _IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\](?=[^\[]*$)")
 _REV = re.compile(r"\s*\((?:rev|prog-if)[^)]*\)")
-_FIELD = re.compile(r"\s+([A-Za-z][A-Za-z0-9 ]{0,40}?):\s*(.*)")
 _SPEED = re.compile(r"Speed\s+([^,\s(]+)(?:\s*\((ok|downgraded)\))?")
 _WIDTH = re.compile(r"Width\s+x(\d{1,3})(?:\s*\((ok|downgraded)\))?")
 _GTS = re.compile(r"([0-9.]+)\s*GT/s")
@@ -37,8 +36,8 @@ def _loc(path: str, line: int, column: int = 1) -> Location:
     return build(Location, path=path, line=line, column=column)
 
 
-def header_device(path: str, number: int, line: str) -> LspciDevice | None:
-    """A device from a header line (``0000:17:00.0 3D controller [0302]: NVIDIA ... [10de:2330]``)."""
+def header_fields(path: str, number: int, line: str) -> dict | None:
+    """A device's fields from a header line (``0000:17:00.0 3D controller [0302]: NVIDIA ... [10de:2330]``)."""
     match = HEADER.fullmatch(line.rstrip())
     if not match:
         return None
@@ -48,9 +47,9 @@ def header_device(path: str, number: int, line: str) -> LspciDevice | None:
         return None
     rest = parts.group("rest")
     ids = _IDS.search(_REV.sub("", rest))
-    return build(LspciDevice, address=address, class_name=parts.group("name"), class_code=parts.group("code"),
-                 vendor_id=ids.group(1).lower() if ids else None, device_id=ids.group(2).lower() if ids else None,
-                 description=rest, loc=_loc(path, number))
+    return {"address": address, "class_name": parts.group("name"), "class_code": parts.group("code"),
+            "vendor_id": ids.group(1).lower() if ids else None, "device_id": ids.group(2).lower() if ids else None,
+            "description": rest, "loc": _loc(path, number)}
 
 
 def link_state(value: str, loc: Location) -> PciLinkState:
@@ -64,132 +63,134 @@ def link_state(value: str, loc: Location) -> PciLinkState:
 
 
 class _Reader:
+    """Devices as field dicts while reading (built once at the end: no per-field setattr)."""
+
     def __init__(self, source: SourceFile):
         self.path = source.path
-        self.devices: list[LspciDevice] = []
-        self.device: LspciDevice | None = None
+        self.devices: list[dict] = []
+        self.device: dict | None = None
         self.anonymous = False
         self.has_ids = False
 
-    def header(self, device: LspciDevice) -> None:
-        self.devices.append(device)
-        self.device, self.anonymous = device, False
-        self.has_ids = self.has_ids or device.vendor_id is not None
+    def header(self, fields: dict) -> None:
+        self.devices.append(fields)
+        self.device, self.anonymous = fields, False
+        self.has_ids = self.has_ids or fields["vendor_id"] is not None
 
-    def current(self, number: int, key: str) -> LspciDevice:
+    def current(self, number: int, key: str) -> dict:
         """The device an attribute line belongs to; a new anonymous one where there is none, or
         where an anonymous one already has this field."""
         attribute = _ANONYMOUS_ONCE.get(key)
-        if self.device is None or (self.anonymous and attribute and getattr(self.device, attribute) is not None):
-            self.device = build(LspciDevice, loc=_loc(self.path, number))
+        if self.device is None or (self.anonymous and attribute and self.device.get(attribute) is not None):
+            self.device = {"loc": _loc(self.path, number)}
             self.devices.append(self.device)
             self.anonymous = True
         return self.device
 
-    def attribute(self, number: int, line: str) -> None:
-        if line.lstrip().partition(":")[0] not in _KEYS:
-            return  # most lines of -vvv are flags and registers no rule reads
-        field = _FIELD.match(line)
-        if not field:
-            return  # a continuation line (flags, VPD text)
-        key, value = field.group(1), field.group(2)
-        column = field.start(1) + 1
+    def attribute(self, number: int, column: int, key: str, value: str) -> None:
         handler = _HANDLERS.get(key)
-        if handler is None and key == "Capabilities" and value.startswith("<access denied>"):
-            handler = _denied
-        elif handler is None and key == "Capabilities":
-            handler = _capability
-        if handler is not None:
-            handler(self.current(number, key), value, _loc(self.path, number, column))
+        if key == "Capabilities":
+            handler = _denied if value.startswith("<access denied>") else _capability
+        handler(self.current(number, key), value, _loc(self.path, number, column))
 
 
-def _numa(device: LspciDevice, value: str, loc: Location) -> None:
-    device.numa_node, device.numa_loc = decimal(value), loc
+def _numa(device: dict, value: str, loc: Location) -> None:
+    device["numa_node"], device["numa_loc"] = decimal(value), loc
 
 
-def _driver(device: LspciDevice, value: str, loc: Location) -> None:
-    device.driver = value.strip() or None
+def _driver(device: dict, value: str, loc: Location) -> None:
+    device["driver"] = value.strip() or None
 
 
-def _bus(device: LspciDevice, value: str, loc: Location) -> None:
+def _bus(device: dict, value: str, loc: Location) -> None:
     match = _BUS.search(value)
     if match:
-        device.secondary_bus, device.subordinate_bus = int(match.group(1), 16), int(match.group(2), 16)
+        device["secondary_bus"], device["subordinate_bus"] = int(match.group(1), 16), int(match.group(2), 16)
 
 
-def _lnk_cap(device: LspciDevice, value: str, loc: Location) -> None:
-    device.lnk_cap = link_state(value, loc)
+def _lnk_cap(device: dict, value: str, loc: Location) -> None:
+    device["lnk_cap"] = link_state(value, loc)
 
 
-def _lnk_sta(device: LspciDevice, value: str, loc: Location) -> None:
-    device.lnk_sta = link_state(value, loc)
+def _lnk_sta(device: dict, value: str, loc: Location) -> None:
+    device["lnk_sta"] = link_state(value, loc)
 
 
-def _lnk_cap2(device: LspciDevice, value: str, loc: Location) -> None:
+def _lnk_cap2(device: dict, value: str, loc: Location) -> None:
     match = _SUPPORTED.search(value)
     if match:
-        device.lnk_cap2_max_gts = decimal_fraction(match.group(1))
+        device["lnk_cap2_max_gts"] = decimal_fraction(match.group(1))
 
 
-def _acs(device: LspciDevice, value: str, loc: Location) -> None:
-    device.acs_ctl = build(AcsControl, flags={m.group(1): m.group(2) == "+" for m in _FLAG.finditer(value)}, loc=loc)
+def _acs(device: dict, value: str, loc: Location) -> None:
+    device["acs_ctl"] = build(AcsControl, flags={m.group(1): m.group(2) == "+" for m in _FLAG.finditer(value)},
+                              loc=loc)
 
 
-def _denied(device: LspciDevice, value: str, loc: Location) -> None:
-    device.capabilities_denied = loc
+def _denied(device: dict, value: str, loc: Location) -> None:
+    device["capabilities_denied"] = loc
 
 
-def _capability(device: LspciDevice, value: str, loc: Location) -> None:
+def _capability(device: dict, value: str, loc: Location) -> None:
     match = _EXPRESS.search(value)
     if match:
-        device.port_type = match.group(1).strip()
+        device["port_type"] = match.group(1).strip()
 
 
 _HANDLERS = {"NUMA node": _numa, "Kernel driver in use": _driver, "Bus": _bus, "LnkCap": _lnk_cap,
              "LnkSta": _lnk_sta, "LnkCap2": _lnk_cap2, "ACSCtl": _acs}
-_KEYS = {*_HANDLERS, "Capabilities"}
+# One scan of the whole text finds every unindented line (a header, or an error) and the
+# attribute lines some rule reads; the other lines of -vvv are skipped by the regex engine.
+_LINES = re.compile(r"^(?:(\S[^\n]*)|([ \t]+)(NUMA node|Kernel driver in use|Bus|LnkCap2|LnkCap|LnkSta|ACSCtl|"
+                    r"Capabilities(?=:[ \t]*(?:<access denied>|\[[^\]\n]*\][ \t]+Express))):[ \t]*([^\n]*))$", re.M)
+_INDENTED = re.compile(r"^[ \t]+\S", re.M)
 
 
-def link_parents(devices: list[LspciDevice]) -> None:
+def link_parents(devices: list[dict]) -> None:
     """Each device's parent bridge: the deepest bridge whose secondary..subordinate range holds its
     bus (per domain, a 256-entry table filled widest range first)."""
     tables: dict[str, list[str | None]] = {}
-    bridges = [d for d in devices if d.address and d.secondary_bus is not None and d.subordinate_bus is not None]
-    for bridge in sorted(bridges, key=lambda b: b.secondary_bus - b.subordinate_bus):
-        table = tables.setdefault(bridge.domain, [None] * 256)
-        for bus in range(bridge.secondary_bus, min(bridge.subordinate_bus, 255) + 1):
-            table[bus] = bridge.address
+    bridges = [d for d in devices if d.get("address") and d.get("secondary_bus") is not None
+               and d.get("subordinate_bus") is not None]
+    for bridge in sorted(bridges, key=lambda b: b["secondary_bus"] - b["subordinate_bus"]):
+        table = tables.setdefault(bridge["address"].rsplit(":", 2)[0], [None] * 256)
+        for bus in range(bridge["secondary_bus"], min(bridge["subordinate_bus"], 255) + 1):
+            table[bus] = bridge["address"]
     for device in devices:
-        table = tables.get(device.domain) if device.address else None
+        address = device.get("address")
+        domain, bus, _ = address.rsplit(":", 2) if address else (None, None, None)
+        table = tables.get(domain)
         if table is not None:
-            parent = table[device.bus]
-            device.parent = parent if parent != device.address else None
+            parent = table[int(bus, 16)]
+            device["parent"] = parent if parent != address else None
 
 
 def parse_lspci(source: SourceFile) -> LspciFile:
     """Any lspci output but a tree (lspci_tree.parse_tree takes those)."""
     from topolint.parsers.lspci_tree import TREE_START, parse_tree
 
-    first = next((line for line in source.text.splitlines() if line.strip()), "")
+    text = source.text
+    first = next((line for line in text.splitlines() if line.strip()), "")
     if TREE_START.match(first):
         return parse_tree(source)
     reader = _Reader(source)
-    indented = False
-    for number, line in enumerate(source.text.splitlines(), 1):
-        if not line.strip():
+    number, position = 1, 0
+    for match in _LINES.finditer(text):
+        number += text.count("\n", position, match.start())
+        position = match.start()
+        if match.group(1) is None:
+            reader.attribute(number, len(match.group(2)) + 1, match.group(3), match.group(4).rstrip("\r"))
             continue
-        if line[0] in " \t":
-            indented = True
-            reader.attribute(number, line)
-            continue
-        device = header_device(source.path, number, line)
-        if device is None:
+        fields = header_fields(source.path, number, match.group(1))
+        if fields is None:
             raise InputError(source.path, number, "malformed lspci output: expected a device line "
                                                   "(BB:DD.F class: name) or an indented attribute", 1)
-        reader.header(device)
+        reader.header(fields)
     if not reader.devices:
         raise InputError(source.path, 1, "malformed lspci output: no device and no link or ACS line")
-    named = any(d.address for d in reader.devices)
+    indented = _INDENTED.search(text) is not None
+    named = any(d.get("address") for d in reader.devices)
     kind = "verbose" if indented and named else "excerpt" if indented else "list"
     link_parents(reader.devices)
-    return build(LspciFile, path=source.path, kind=kind, has_ids=reader.has_ids, devices=reader.devices)
+    devices = [build(LspciDevice, **fields) for fields in reader.devices]
+    return build(LspciFile, path=source.path, kind=kind, has_ids=reader.has_ids, devices=devices)

@@ -25,7 +25,7 @@ def _cpus(source: SourceFile, number: int, text: str) -> str:
 
 
 def parse_numactl(source: SourceFile) -> NumaTable:
-    nodes: dict[int, NumaNode] = {}
+    nodes: dict[int, dict] = {}  # node id -> NumaNode fields (built once at the end: no per-field setattr)
     distances: dict[int, list[int]] = {}
     available, head = None, None
     in_distances = False
@@ -44,13 +44,15 @@ def parse_numactl(source: SourceFile) -> NumaTable:
             node_id = decimal(match.group(1))
             if node_id is None or (node_id not in nodes and len(nodes) >= MAX_NODES):
                 raise InputError(source.path, number, "malformed numactl -H: node id", 1)
-            node = nodes.setdefault(node_id, build(NumaNode, node_id=node_id,
-                                                   loc=build(Location, path=source.path, line=number, column=1)))
+            node = nodes.get(node_id)
+            if node is None:
+                node = nodes[node_id] = {"node_id": node_id,
+                                         "loc": build(Location, path=source.path, line=number, column=1)}
             if match.group(2) == "cpus":
-                node.cpus = _cpus(source, number, match.group(3))
+                node["cpus"] = _cpus(source, number, match.group(3))
             else:
                 mb = _MB.fullmatch(match.group(3).strip())
-                setattr(node, f"{match.group(2)}_mb", decimal(mb.group(1)) if mb else None)
+                node[f"{match.group(2)}_mb"] = decimal(mb.group(1)) if mb else None
             continue
         if text == "node distances:":
             in_distances = True
@@ -62,6 +64,6 @@ def parse_numactl(source: SourceFile) -> NumaTable:
             raise InputError(source.path, number, "malformed numactl -H: unexpected line", 1)
     if head is None:
         raise InputError(source.path, 1, "malformed numactl -H: empty")
-    ordered = [nodes[k] for k in sorted(nodes)]
+    ordered = [build(NumaNode, **nodes[k]) for k in sorted(nodes)]
     return build(NumaTable, path=source.path, available=available, nodes=ordered, distances=distances,
                  partial=available is not None and len(ordered) < available, loc=head)

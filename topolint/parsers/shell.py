@@ -206,6 +206,8 @@ class _ShellParser:
         self._command(words)
 
     def _feeds(self, heredocs: list[Heredoc], words: list[str], target: list[str]) -> None:
+        if not heredocs:
+            return
         reader = _reader(words)
         written = _tee(words) if reader == "tee" else (target[0] if target else None)
         for heredoc in heredocs:
