@@ -102,9 +102,10 @@ NCCL_TESTS = "nccl-tests"
 NCCL_LOG = "nccl-log"
 _LAUNCHER_TAG = r"(?:\[\d+,\d+\]<std(?:out|err)>:|\[(?:rank|default)\d+\]:\s?|\d+: )?"
 # A table's column header, the nThread header, the footer or the version line, with or without
-# the leading "#" that pastes lose.
+# the leading "#" that pastes lose. Blanks are [ \t], never \s: under re.M a \s* at each line
+# start would run over every following newline (quadratic on a file of blank lines).
 _TESTS_MARK = re.compile(
-    r"^" + _LAUNCHER_TAG + r"\s*#?\s*(?:size\s+count\s+type\s+redop\b|nThread \d+ nGpus \d+ minBytes \d+"
+    r"^" + _LAUNCHER_TAG + r"[ \t]*#?[ \t]*(?:size[ \t]+count[ \t]+type[ \t]+redop\b|nThread \d+ nGpus \d+ minBytes \d+"
     r"|Avg bus bandwidth\s*:|nccl-tests version \S)", re.M)
 _TESTS_JSON = re.compile(r'\s*\{\s*"version"\s*:\s*\d+\s*,')
 # host:pid:tid [dev] ... NCCL INFO|WARN (src/debug.cc), after an optional tag or timestamp.
