@@ -25,6 +25,9 @@ class _SharedFieldsSet(frozenset):
     def add(self, name: str) -> None:
         pass
 
+    def update(self, *names) -> None:  # model_copy(update=...)
+        pass
+
 
 _FIELDS_SETS: dict[tuple, _SharedFieldsSet] = {}
 
