@@ -4,7 +4,9 @@
 
 Generates N node folders, each with an NCCL topology dump and an ``nvidia-smi topo -m`` matrix
 of a realistic 8-GPU / 8-NIC HGX node (two sockets, four PCIe switches, NV18 through NVSwitch),
-a few nodes with faults so rules have work to do. Times, as subprocesses with a warm page cache,
+a few nodes with faults so rules have work to do. Each folder is a node bundle (docs/bundles.md:
+``topolint-bundle.json`` plus ``lspci -vvv``, ``numactl -H``, ``dmesg``, ``/proc/cmdline`` and
+``systemd-detect-virt`` outputs of the same machine); ``--plain`` leaves out the host facts. Times, as subprocesses with a warm page cache,
 the median of ``--repeat`` runs of
 
 * topolint: ``topolint check DIR --select ALL --preview --format json -o /dev/null``
@@ -92,16 +94,115 @@ def topo_matrix(node: int) -> str:
     return "\n".join(lines + legend) + "\n"
 
 
-def generate(root: Path, nodes: int) -> None:
+def _lspci_device(address: str, head: str, port: str, speed: str, width: int, extra: list[str], driver: str,
+                  numa: int, sta_width: int | None = None) -> list[str]:
+    """One ``lspci -vvv -D -nn`` block with the lines a real one has around the link fields."""
+    sta_width = sta_width or width
+    tag = "(ok)" if sta_width == width else "(downgraded)"
+    return [f"{address} {head}",
+            "\tControl: I/O- Mem+ BusMaster+ SpecCycle- MemWINV- VGASnoop- ParErr- Stepping- SERR+ FastB2B- DisINTx+",
+            "\tStatus: Cap+ 66MHz- UDF- FastB2B- ParErr- DEVSEL=fast >TAbort- <TAbort- <MAbort- >SERR- <PERR- INTx-",
+            "\tLatency: 0, Cache Line Size: 64 bytes", f"\tNUMA node: {numa}", *extra,
+            "\tCapabilities: [40] Power Management version 3",
+            "\t\tFlags: PMEClk- DSI- D1- D2- AuxCurrent=0mA PME(D0-,D1-,D2-,D3hot-,D3cold-)",
+            f"\tCapabilities: [60] Express (v2) {port}, MSI 00",
+            "\t\tDevCap:\tMaxPayload 256 bytes, PhantFunc 0, Latency L0s <64ns, L1 <1us",
+            "\t\t\tExtTag+ AttnBtn- AttnInd- PwrInd- RBE+ FLReset+ SlotPowerLimit 0.000W",
+            "\t\tDevCtl:\tCorrErr+ NonFatalErr+ FatalErr+ UnsupReq+",
+            f"\t\tLnkCap:\tPort #0, Speed {speed}, Width x{width}, ASPM L1, Exit Latency L1 <4us",
+            "\t\t\tClockPM+ Surprise- LLActRep- BwNot- ASPMOptComp+",
+            f"\t\tLnkSta:\tSpeed {speed} (ok), Width x{sta_width} {tag}",
+            "\t\t\tTrErr- Train- SlotClk+ DLActive- BWMgmt- ABWMgmt-",
+            "\t\tDevCap2: Completion Timeout: Range AB, TimeoutDis+ NROPrPrP- LTR+",
+            "\t\t\t 10BitTagComp+ 10BitTagReq+ OBFF Via message, ExtFmt- EETLPPrefix-",
+            f"\t\tLnkCap2: Supported Link Speeds: 2.5-{speed}, Crosslink- Retimer+ 2Retimers+ DRS-",
+            "\tCapabilities: [100 v1] Advanced Error Reporting",
+            "\t\tUESta:\tDLP- SDES- TLP- FCP- CmpltTO- CmpltAbrt- UnxCmplt- RxOF- MalfTLP- ECRC- UnsupReq- ACSViol-",
+            f"\tKernel driver in use: {driver}", ""]
+
+
+def lspci_vvv(node: int) -> str:
+    """The switches, GPUs and NICs of topo_xml(node), as ``lspci -vvv -D -nn`` prints them."""
+    out: list[str] = []
+    switch_head = "PCI bridge [0604]: Broadcom / LSI PEX890xx PCIe Gen 5 Switch [1000:c030] (rev b0)"
+    for cpu in range(2):
+        for switch in range(2):
+            top = 0x10 + cpu * 0x80 + switch * 0x40
+            acs = "ReqRedir+ CmpltRedir+" if node % 89 == 7 and cpu == switch == 0 else "ReqRedir- CmpltRedir-"
+            out += _lspci_device(f"0000:{top:02x}:00.0", switch_head, "Downstream Port (Slot+)", "32GT/s", 16,
+                                 [f"\tBus: primary={top - 1:02x}, secondary={top + 8:02x}, subordinate={top + 15:02x}, "
+                                  "sec-latency=0",
+                                  "\tCapabilities: [200 v1] Access Control Services",
+                                  f"\t\tACSCtl:\tSrcValid+ TransBlk- {acs} UpstreamFwd+ EgressCtrl- DirectTrans-"],
+                                 "pcieport", cpu)
+            for k in range(2):
+                g = cpu * 4 + switch * 2 + k
+                gbus = top + 8 + k * 2
+                narrow = 8 if node % 53 == 3 and g == 1 else None
+                out += _lspci_device(f"0000:{gbus:02x}:00.0", "3D controller [0302]: NVIDIA Corporation GH100 "
+                                     "[H100 SXM5 80GB] [10de:2330] (rev a1)", "Endpoint", "32GT/s", 16, [],
+                                     "nvidia", cpu, narrow)
+                out += _lspci_device(f"0000:{gbus + 1:02x}:00.0", "Infiniband controller [0207]: Mellanox "
+                                     "Technologies MT2910 Family [ConnectX-7] [15b3:1021]", "Endpoint", "32GT/s", 16,
+                                     [], "mlx5_core", cpu)
+    return "\n".join(out)
+
+
+def numactl(node: int) -> str:
+    cpus = [" ".join(map(str, [*range(0, 56), *range(112, 168)])), " ".join(map(str, [*range(56, 112), *range(168, 224)]))]
+    lines = ["available: 2 nodes (0-1)"]
+    for index, listed in enumerate(cpus):
+        lines += [f"node {index} cpus: {listed}", f"node {index} size: 1031897 MB", f"node {index} free: 1000000 MB"]
+    return "\n".join(lines + ["node distances:", "node   0   1", "  0:  10  21", "  1:  21  10"]) + "\n"
+
+
+def dmesg(node: int) -> str:
+    lines = ["[    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) #45-Ubuntu SMP",
+             "[    0.000000] Command line: BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=/dev/sda2 ro intel_iommu=on iommu=pt",
+             "[    0.000000] DMI: Dell Inc. PowerEdge XE9680/0GCMJK, BIOS 1.6.10 09/14/2023"]
+    lines += [f"[    0.{i:06d}] ACPI: SRAT: Node {i % 2} PXM {i % 2} [mem 0x{i:08x}-0x{i + 1:08x}]" for i in range(300)]
+    lines += ["[    1.512345] DMAR: IOMMU enabled",
+              "[    1.612345] iommu: Default domain type: " + ("Translated" if node % 71 == 9 else "Passthrough")]
+    lines += [f"[    2.{i:06d}] mlx5_core 0000:{0x19 + i:02x}:00.0: firmware version: 28.39.1002" for i in range(200)]
+    return "\n".join(lines) + "\n"
+
+
+BUNDLE_FILES = [("nccl-topo-dump.xml", "nccl-topo-xml", ["all_reduce_perf", "-g", "8"]),
+                ("nvidia-smi-topo.txt", "nvidia-smi-topo", ["nvidia-smi", "topo", "-m"]),
+                ("lspci-vvv.txt", "lspci", ["lspci", "-vvv", "-D", "-nn"]),
+                ("numactl-H.txt", "numactl", ["numactl", "-H"]),
+                ("dmesg.txt", "dmesg", ["dmesg"]),
+                ("cmdline.txt", "cmdline", ["cat", "/proc/cmdline"]),
+                ("systemd-detect-virt.txt", "virt", ["systemd-detect-virt"])]
+
+
+def bundle_manifest(node: int) -> str:
+    import json
+
+    rows = ",\n".join("    " + json.dumps({"file": f, "argv": argv, "status": "ok", "exit_code": 0, "seconds": 0.1,
+                                             "format": fmt}) for f, fmt, argv in BUNDLE_FILES)
+    return (f'{{\n  "topolint_bundle": 1,\n  "host": "node{node:04d}",\n  "collected_at": "2026-12-01T09:00:00Z",\n'
+            f'  "topolint_version": "0.1.0",\n  "tools": {{}},\n  "commands": [\n{rows}\n  ]\n}}\n')
+
+
+def generate(root: Path, nodes: int, plain: bool = False) -> None:
     for n in range(nodes):
         folder = root / f"node{n:04d}"
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "topo.xml").write_text(topo_xml(n), encoding="utf-8")
-        (folder / "nvidia-smi-topo.txt").write_text(topo_matrix(n), encoding="utf-8")
+        files = {"nvidia-smi-topo.txt": topo_matrix(n)}
+        if plain:
+            files["topo.xml"] = topo_xml(n)
+        else:
+            files.update({"nccl-topo-dump.xml": topo_xml(n), "lspci-vvv.txt": lspci_vvv(n), "numactl-H.txt": numactl(n),
+                          "dmesg.txt": dmesg(n), "cmdline.txt": "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=/dev/sda2 "
+                          "ro intel_iommu=on iommu=pt\n", "systemd-detect-virt.txt": "none\n",
+                          "topolint-bundle.json": bundle_manifest(n)})
+        for name, text in files.items():
+            (folder / name).write_text(text, encoding="utf-8")
 
 
 FLOOR = """
-import os, sys
+import json, os, sys
 from lxml import etree
 root = sys.argv[1]
 for node in sorted(os.listdir(root)):
@@ -109,6 +210,8 @@ for node in sorted(os.listdir(root)):
         data = open(os.path.join(root, node, name), "rb").read()
         if name.endswith(".xml"):
             etree.fromstring(data)
+        elif name.endswith(".json"):
+            json.loads(data)
         else:
             data.decode("utf-8").splitlines()
 """
@@ -173,10 +276,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
+    parser.add_argument("--plain", action="store_true", help="a dump and a matrix per node, no node bundles")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp) / "cluster"
-        generate(root, args.nodes)
+        generate(root, args.nodes, args.plain)
         lint = [sys.executable, "-m", "topolint", "check", str(root), "--select", "ALL", "--preview",
                 "--format", "json", "-o", "/dev/null"]
         floor = [sys.executable, "-c", FLOOR, str(root)]
@@ -185,7 +289,9 @@ def main(argv: list[str] | None = None) -> int:
         lint_time = timed(lint, args.repeat, work)  # warm: the first run filled the result cache
         floor_time = timed(floor, args.repeat, work)
         parts = stages(root)
-    print(f"nodes {args.nodes} ({args.nodes * 2} files), findings {parts.pop('findings')}")
+    files = sum(1 for _ in root.glob("*/*")) if args.keep else (2 if args.plain else len(BUNDLE_FILES) + 1) * args.nodes
+    print(f"nodes {args.nodes} ({files} files{', plain' if args.plain else ', node bundles'}), "
+          f"findings {parts.pop('findings')}")
     for name, seconds in parts.items():
         print(f"stage {name:<7} {seconds:8.3f} s")
     print(f"topolint {cold_time:8.3f} s (median of {args.repeat}, --no-cache: every node parsed and checked)")

@@ -225,7 +225,7 @@ def test_helm_template_and_unparsable_lines_listed_with_verbose():
     result = run_cli("check", ".", "--verbose", "--format", "concise", cwd=INFRA)
     assert "charts/trainer/templates/job.yaml:1: skipped, Helm template" in result.stderr
     assert "slurm/train.sbatch:12" not in result.stderr  # $((..)) is one word now, not a skipped line
-    assert "NET001 not run on config files: no parser provides interface facts" in result.stderr
+    assert "NET001 not run on config files: no interface facts: give --topology" in result.stderr
     assert "TL001" not in result.stdout
 
 

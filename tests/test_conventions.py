@@ -121,6 +121,9 @@ def test_show_files_lists_what_would_be_checked(tmp_path):
     rows = [line.split("\t") for line in result.stdout.splitlines()]
     assert [row[0] for row in rows] == ["job.sbatch", "topo.xml"]
     assert rows[1][1] == "nccl-topo-xml" and rows[0][1] != "?"
+    (tmp_path / "broken.xml").write_text('<system version="1">\n  <cpu numaid="0"\n')
+    named = run_cli("check", "--isolated", "--show-files", "broken.xml", "notes.txt", cwd=tmp_path)
+    assert named.stdout.splitlines() == ["broken.xml\tunreadable (TL001)\tbroken", "notes.txt\tunrecognised (TL002)\tbroken"]
 
 
 def _colored(result) -> bool:
@@ -196,3 +199,34 @@ def test_other_shells_scripts_parse(shell):
     if shutil.which(shell) is None:
         pytest.skip(f"{shell} is not installed")
     subprocess.run([shell, "-n"], input=script.stdout, text=True, check=True)
+
+
+# --- --cross-file (the pre-commit hooks' split) -----------------------------------------------
+
+CROSS = ["fixtures/rules/TL003/bad_numa_nvlink", "fixtures/rules/NET002/bad.env", DGX,
+         "--topology", "fixtures/rules/NET002/topology"]
+
+
+def _codes(*args: str) -> set[str]:
+    result = run_cli("check", *CROSS, *args, "--format", "json")
+    return {f["code"] for f in json.loads(result.stdout)["findings"]}
+
+
+def test_cross_file_only_and_exclude_split_the_findings():
+    everything = _codes()
+    only, excluded = _codes("--cross-file", "only"), _codes("--cross-file", "exclude")
+    assert {"TL003", "NET002"} <= only  # a matrix against a dump; settings against a topology
+    assert "NUMA001" in excluded and "NUMA001" not in only  # one dump alone
+    assert not only & excluded and only | excluded == everything
+
+
+def test_cross_file_refuses_update_baseline(tmp_path):
+    result = run_cli("check", DGX, "--cross-file", "only", "--baseline", tmp_path / "b.json", "--update-baseline")
+    assert result.exit_code == 2 and "--cross-file" in result.stderr
+
+
+def test_cross_file_only_still_explains_an_unreadable_input(tmp_path):
+    broken = tmp_path / "broken.xml"
+    broken.write_text('<system version="1">\n  <cpu numaid="0"\n')
+    result = run_cli("check", broken, "--cross-file", "only", "--format", "concise")
+    assert result.exit_code == 2 and "topolint: error:" in result.stderr and "TL001" not in result.stdout

@@ -65,7 +65,15 @@ def test_every_check_module_exists():
 EXAMPLE_KINDS = {"xml": {"topology", "topology-dump", "topology or matrix", "complete topology or matrix",
                          "complete topology or matrix, or nvlink-status"},
                  "text": {"matrix", "topology or matrix", "complete topology or matrix",
-                          "complete topology or matrix, or nvlink-status", "matrix or bundle"}}
+                          "complete topology or matrix, or nvlink-status", "input that can be partial"},
+                 "lspci": {"lspci", "topology-dump or lspci"},
+                 "dmesg": {"dmesg", "dmesg or cmdline"},
+                 "nccl-tests": {"nccl-tests", "nccl-log"},  # nccl-tests output (INFO lines may be inside)
+                 "nccl-log": {"nccl-log"}}
+EXAMPLE_KINDS["xml"].add("link speeds")  # NET005 reads a dump's net speeds too
+# Fabric outputs (one file each, written as bad.txt / good.txt and recognised by content).
+EXAMPLE_KINDS.update({"ibstat": {"ports", "link speeds"}, "ibv_devinfo": {"ports", "link speeds"},
+                      "ethtool": {"ethtool", "link speeds"}, "mlnx_qos": {"qos"}, "sysfs": {"qos", "gids"}})
 
 
 def _example_rules() -> list:
@@ -156,7 +164,11 @@ def _config_example_rules() -> list:
 def test_documented_config_examples(rule, tmp_path):
     from topolint.checks import load_check
 
-    extra = ["--topology", str(EXAMPLE_TOPOLOGY)] if "topology" in load_check(rule.check).NEEDS else []
+    needs = load_check(rule.check).NEEDS
+    # Rules that need a node's fabric facts (interfaces, ports, GIDs) take their fixture folder's topology/.
+    own = ROOT / "fixtures" / "rules" / rule.code / "topology"
+    topology = own if own.is_dir() and set(needs) - {"config", "topology"} else EXAMPLE_TOPOLOGY
+    extra = ["--topology", str(topology)] if set(needs) - {"config"} else []
     name = CONFIG_EXAMPLE_FILES[rule.docs.example_format]
     for kind in ("bad", "good"):
         (tmp_path / kind).mkdir()

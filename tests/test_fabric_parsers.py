@@ -4,6 +4,8 @@ line for what they cannot read."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import run_cli
 
@@ -78,7 +80,7 @@ def test_ibv_devinfo_both_layouts_mtus_and_verbose_rate():
             "\tdevice_cap_flags:\t\t0x1\n\t\t\t\t\tBAD_PKEY_CNTR\n\t\t\t\t\tUnknown flags: 0xe5620000\n"
             "\tDevice ports:\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n"
             "\t\t\tactive_mtu:\t\t1024 (3)\n\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t25.0 Gbps (32)\n"
-            "\t\t\tlink_layer:\t\tEthernet\n")
+            "\t\t\tlink_layer:\t\tEthernet\n\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0e42:a1ff:fe00:0001\n")
     port = read(text, "ibv_devinfo").ports[0]
     assert (port.hca, port.port, port.state, port.active_mtu, port.max_mtu, port.link_layer, port.model,
             port.rate_gbps) == ("mlx4_0", 1, "active", 1024, 4096, "ethernet", "MT4099", 100.0)
@@ -227,3 +229,38 @@ def test_corpus_samples_parse(corpus):
             assert sniff(text) is not None, sample.name
             facts = parse(sniff(text), SourceFile(sample.name, text))
             assert isinstance(facts, fabric.FabricFile)
+
+
+@pytest.mark.parametrize("name, text, line", [
+    ("ibstat.txt", CX7_IBSTAT + "\tPort 1:\n", 17),  # a port listed twice
+    ("ibstatus.txt", "Infiniband device 'mlx5_0' port 1 status:\n\tstate:\t4: ACTIVE\n\tno colon here\n", 3),
+    ("ibv_devinfo.txt", "hca_id:\tmlx5_0\n\ttransport:\tInfiniBand (0)\n\t\tport:\t1\n\t\t\tstate PORT_ACTIVE\n", 4),
+    ("ibdev2netdev.txt", "mlx5_0 port 1 ==> ens1 (Up)\nmlx5_1 port one ==> ens2 (Up)\n", 2),
+    ("show_gids.txt", "DEV\tPORT\tINDEX\tGID\tIPv4\tVER\tDEV\nmlx5_0\t1\tzero\tfe80::1\t\tv1\tens1\n", 2),
+    ("mlnx_qos.txt", "Priority trust state: dscp\nPFC configuration:\n\tenabled 0 0 0\nsomething else\n", 3),
+    ("sysfs.txt", "/sys/class/net/ens1/ecn/roce_np/enable/3:1\nnot a sysfs line\n", 2),
+    ("ethtool.txt", "Settings for eth0:\n\tSpeed: 1000Mb/s\n", None),  # complete: readable
+    ("ip-addr.txt", "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 state UNKNOWN\n    inet 127.0.0.1/8 scope host lo\n"
+                    "    ??? not ip\n", 3),
+    ("ip-route.txt", "default via 10.0.0.1 dev eth0\n10.0.0.0/24 dev eth0\nnot a route at all\n", 3),
+    ("mounts.txt", "a:/x /x nfs4 rw 0 0\nb:/y /y nfs4\n", 2),
+])
+def test_malformed_named_fabric_input_is_tl001_with_its_line(tmp_path, name, text, line):
+    path = tmp_path / name
+    path.write_text(text)
+    result = run_cli("check", path, "--format", "json")
+    findings = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "TL001"]
+    if line is None:
+        assert findings == [] and result.exit_code in (0, 1)
+        return
+    assert result.exit_code == 2 and [f["line"] for f in findings] == [line], result.stdout
+    assert "malformed" in findings[0]["message"]
+
+
+def test_other_network_filesystems_are_listed_with_verbose_not_judged(tmp_path):
+    mounts = tmp_path / "mounts.txt"
+    mounts.write_text("10.0.0.1@o2ib:/lustre /mnt/lustre lustre rw,flock 0 0\n"
+                      "10.0.0.9:/data /mnt/data nfs4 rw,vers=4.1,clientaddr=10.0.0.4,addr=10.0.0.9 0 0\n")
+    result = run_cli("check", mounts, "--verbose", "--format", "concise")
+    assert "line 1: lustre 10.0.0.1@o2ib:/lustre on /mnt/lustre not judged by STOR001" in result.stderr
+    assert "/mnt/data not judged" not in result.stderr

@@ -149,15 +149,16 @@ def test_oversized_file(tmp_path, monkeypatch):
     assert "Traceback" not in stderr
 
 
-def test_oversized_file_in_a_folder_is_skipped(tmp_path, monkeypatch):
+def test_oversized_dump_in_a_folder_is_tl001(tmp_path, monkeypatch):
+    # A walk recognises the dump by its start: losing it silently would hide a node (issue 7).
     import topolint.inputs.source as source
 
     monkeypatch.setattr(source, "MAX_INPUT_BYTES", 100)
     (tmp_path / "node").mkdir()
     shutil.copyfile(BAD, tmp_path / "node" / "big.xml")
     result = run_cli("check", "node", "--verbose", "--format", "concise", cwd=tmp_path)
-    assert result.exit_code == 0
-    assert "node/big.xml: skipped" in result.stderr
+    assert result.exit_code == 2
+    assert "node/big.xml:1: TL001" in result.stdout and "over the 100-byte limit" in result.stdout
 
 
 def test_missing_path(tmp_path):

@@ -157,6 +157,12 @@ def test_log_rdma_attempts_are_failures_not_optional_plugin_noise(corpus):
     assert all(c.gdr and c.net == "Libfabric" for c in healthy.channels)
 
 
+def test_rings_and_trees(corpus):
+    log = _tests(corpus / "nccl-tests" / "aws-g4dn-2node-T4-efa-1nic-with-nccl-info_aws-do-eks.txt").log
+    assert [r.message for r in log.rings] == ["0   1", "0   1"]
+    assert log.trees[0].message == "[0] -1/-1/-1->1->0 [1] 0/-1/-1->1->-1" and log.trees[0].host == "test-nccl-efa-worker-1"
+
+
 def test_timestamped_warnings_with_plugin_signatures(corpus):
     log = _log(corpus / "nccl-log" / "aws-eks-4pod-efa-handshake-failure-rc103_nccl2.27.3_training-on-eks.log").log
     assert len(log.warnings) == 2 and "RC: 103" in log.warnings[0].message and log.warnings[0].host == "llama-3-8b-node-0-0"
@@ -166,3 +172,23 @@ def test_a_file_without_nccl_lines_is_not_a_log():
     with pytest.raises(InputError):
         parse_nccl_log(SourceFile("x.log", "hello\nworld\n"))
     assert sniff("hello NCCL world\nNCCL_DEBUG=INFO python train.py\n") is None
+
+
+def test_hostile_inputs_are_escaped_bounded_or_tl001(tmp_path):
+    escaped = _log_text("evil\x1b7:1:2 [0] NCCL INFO Using network \x1b]0;pwned\x07Socket\n")
+    assert escaped.networks[0].message == "\\x1b]0;pwned\\x07Socket" and escaped.networks[0].host == "evil\\x1b7"
+    nested = tmp_path / "nested.json"
+    nested.write_text('{"version":3,"nccl_version":1,"results":' + "[" * 100000 + "]" * 100000 + '}')
+    result = run_cli("check", nested, "--format", "concise")
+    assert result.exit_code == 2 and "TL001" in result.stdout and "Traceback" not in result.stderr
+    long_line = tmp_path / "long.log"
+    long_line.write_text("host:1:2 [0] NCCL INFO Channel 00/0 : " + "9" * 2_000_000 + "\n")
+    assert _log(long_line).log.channels == []
+    huge = tmp_path / "huge-number.txt"
+    huge.write_text("#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+                    + "9" * 40 + "  1  float  sum  -1  1.0  1.0  1.0  0  1.0  1.0  1.0  0\n")
+    assert run_cli("check", huge, "--format", "concise").exit_code == 2
+
+
+def _log_text(text: str):
+    return parse_nccl_log(SourceFile("x.log", text)).log

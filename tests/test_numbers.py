@@ -72,3 +72,14 @@ def test_pci_addresses_normalise_and_allow_vmd_domains():
     assert pci_address("10000:00:00.0") == "10000:00:00.0"
     assert pci_address("0000:17:20.0") is None  # device numbers stop at 0x1f
     assert pci_address("garbage") is None
+
+
+def test_host_fact_helpers():
+    from topolint.model.numbers import cpu_ids, decimal_fraction, hwloc_bitmap
+
+    assert cpu_ids("0 1 2 3 96 97").text() == "0-3,96-97"  # numactl -H
+    assert cpu_ids("") == CpuSet() and cpu_ids("0 x") is None and cpu_ids(str(MAX_CPUS)) is None
+    assert decimal_fraction("2.5") == 2.5 and decimal_fraction("16") == 16.0
+    assert decimal_fraction("inf") is None and decimal_fraction("1e9") is None and decimal_fraction("-2") is None
+    assert hwloc_bitmap("0xffffffff,0x00000001").text() == "0,32-63"
+    assert hwloc_bitmap("00000001") is None  # hwloc always writes 0x

@@ -37,7 +37,46 @@ def test_heredoc_body_is_data_not_commands():
     text = "cat > notes.txt <<'EOF'\nexport NCCL_DEBUG=INFO\nEOF\nexport NCCL_ALGO=Ring\n"
     config = parse_shell(SourceFile("x.sh", text))
     assert [(s.name, s.loc.line) for s in config.settings] == [("NCCL_ALGO", 4)]
-    assert [s.line for s in config.skipped] == [2]
+    assert [(s.line, s.reason) for s in config.skipped] == [(2, "heredoc body (lines 2-2) is input to cat: not analysed")]
+
+
+def test_heredoc_fed_to_a_shell_is_a_script_and_one_written_to_nccl_conf_is_its_content():
+    text = ("srun -N2 bash <<'EOF'\n"
+            "export NCCL_DEBUG=WARN\n"
+            "cat > /etc/nccl.conf <<EOT\n"
+            "NCCL_SOCKET_IFNAME=eth0\n"
+            "NCCL_IB_HCA=$HCA\n"
+            "EOT\n"
+            "EOF\n"
+            "sudo tee -a ~/.nccl.conf >/dev/null <<'X'\n"
+            "NCCL_ALGO=Ring\n"
+            "X\n")
+    config = parse_shell(SourceFile("x.sh", text))
+    assert [(s.name, s.value, s.loc.line, s.loc.column, s.scope) for s in config.settings] == [
+        ("NCCL_DEBUG", "WARN", 2, 8, "file/sh@2"),
+        ("NCCL_SOCKET_IFNAME", "eth0", 4, 1, "nccl.conf:/etc/nccl.conf"),
+        ("NCCL_IB_HCA", None, 5, 1, "nccl.conf:/etc/nccl.conf"),  # unquoted EOT: $HCA is expanded
+        ("NCCL_ALGO", "Ring", 9, 1, "nccl.conf:~/.nccl.conf")]
+    assert config.skipped == []
+
+
+def test_dockerfile_heredocs_run_as_sh_and_copied_nccl_conf():
+    from topolint.parsers.dockerfile import parse_dockerfile
+
+    text = ("FROM base AS train\n"
+            "RUN <<EOF\nexport NCCL_SOCKET_IFNAM=eth0\nEOF\n"
+            "COPY <<EOF /etc/nccl.conf\nNCCL_ALGO=Ring\nEOF\n"
+            "RUN <<EOF\n#!/usr/bin/env python3\nprint(1)\nEOF\n"
+            "RUN cat > /etc/nccl.conf <<'EOT'\nNCCL_PROTO=Simple\nEOT\n"
+            "ENV NCCL_DEBUG=WARN\n")
+    config = parse_dockerfile(SourceFile("Dockerfile", text))
+    assert [(s.name, s.loc.line, s.scope) for s in config.settings] == [
+        ("NCCL_SOCKET_IFNAM", 3, "stage:train#run@2"),
+        ("NCCL_ALGO", 6, "stage:train#nccl.conf:/etc/nccl.conf"),
+        ("NCCL_PROTO", 13, "nccl.conf:/etc/nccl.conf"),
+        ("NCCL_DEBUG", 15, "stage:train")]
+    assert [(s.line, s.reason) for s in config.skipped] == [
+        (9, "RUN heredoc body (lines 9-10) is a python3 script: not analysed")]
 
 
 def test_tab_stripped_heredoc_and_positions_after_it():
@@ -65,6 +104,15 @@ def test_unterminated_substitution_stops_once_without_rescanning():
     config = parse_shell(SourceFile("x.sh", text))
     assert [s.name for s in config.settings] == ["NCCL_DEBUG"]
     assert [(s.line, s.reason) for s in config.skipped] == [(2, "unterminated $(...): lines 2-50002 not analysed")]
+
+
+def test_heredocs_nested_in_heredocs_stop_at_a_bound():
+    depth = 40
+    text = "".join(f"bash <<'E{i}'\n" for i in range(depth)) + "export NCCL_DEBUG=WARN\n" + \
+        "".join(f"E{i}\n" for i in reversed(range(depth)))
+    config = parse_shell(SourceFile("x.sh", text))
+    assert config.settings == []
+    assert any("is input to bash: not analysed" in s.reason for s in config.skipped)
 
 
 def test_deep_nesting_needs_no_recursion():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import FIXTURES, run_cli
 
 from topolint.engine.rule import load_rules
@@ -73,3 +75,45 @@ def test_rules_listing_includes_site_rules_from_the_config(tmp_path):
     assert listing.exit_code == 0 and "SITE001" in listing.stdout
     explained = run_cli("rule", "fabric-below-ndr", cwd=tmp_path)
     assert explained.exit_code == 0 and explained.stdout.startswith("# SITE001 fabric-below-ndr")
+
+
+# --- validation when site rules load ----------------------------------------------------------
+
+def _site_rule(tmp_path, edit) -> str:
+    text = edit((FIXTURES / "site-rules" / "SITE001.toml").read_text())
+    (tmp_path / "SITE002.toml").write_text(text.replace("SITE001", "SITE002"))
+    return str(tmp_path)
+
+
+def _without_table(text: str, table: str) -> str:
+    head, _, rest = text.partition(f"[{table}]\n")
+    return head + rest.split("\n\n", 1)[1]
+
+
+@pytest.mark.parametrize("edit, key", [
+    (lambda t: _without_table(t, "fixes"), "fixes: Field required"),
+    (lambda t: _without_table(t, "messages"), "messages: Field required"),
+    (lambda t: t.replace('tags = ["site", "network"]', 'tags = ["site"]\nowner = "infra"'), "owner: Extra inputs"),
+    (lambda t: t.replace("[fixes]\ndefault", "[fixes]\nother"), "fixes.default: missing"),
+    (lambda t: t.replace('severity = "error"', 'severity = "fatal"'), "severity:"),
+    (lambda t: t.replace("net_speed_minimum", "no_such_check"), "check: no check named 'no_such_check'"),
+    (lambda t: t.replace("min_gbps = 400", "min_gbps = 400\nmax_gbps = 800"), "parameters.max_gbps: Extra inputs"),
+    (lambda t: t.replace("min_gbps = 400", "min_gbps = -1"), "parameters.min_gbps: Input should be greater than 0"),
+    (lambda t: t.replace('code = "SITE001"', 'code = "SITE001'), "not valid TOML"),
+])
+@pytest.mark.parametrize("command", ["check", "rule", "rules"])
+def test_bad_site_rule_is_a_usage_error_naming_file_and_key(tmp_path, edit, key, command):
+    folder = _site_rule(tmp_path, edit)
+    args = {"check": ["check", _write(tmp_path, 200000)], "rule": ["rule", "SITE002"], "rules": ["rules"]}[command]
+    result = run_cli(*args, "--rule-dir", folder)
+    assert result.exit_code == 2, result.stdout
+    assert "Traceback" not in result.stderr
+    assert str(tmp_path / "SITE002.toml") in result.stderr and key in result.stderr, result.stderr
+
+
+def test_valid_site_rule_lists_and_renders(tmp_path):
+    folder = _site_rule(tmp_path, lambda t: t)
+    listed = run_cli("rules", "--rule-dir", folder)
+    assert listed.exit_code == 0 and any(line.startswith("SITE002 ") for line in listed.stdout.splitlines())
+    shown = run_cli("rule", "SITE002", "--rule-dir", folder)
+    assert shown.exit_code == 0 and "| `min_gbps` | `400` |" in shown.stdout

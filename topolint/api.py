@@ -29,7 +29,7 @@ def check(paths: Iterable[str | Path] | str | Path = (".",), *, select: Iterable
           node: str | None = None, extend_exclude: Iterable[str] = (), force_exclude: bool = False,
           require_suppression_reason: bool = False, baseline: str | Path | None = None,
           project_root: str | Path | None = None, cache: bool = False,
-          cache_dir: str | Path | None = None) -> CheckResult:
+          cache_dir: str | Path | None = None, cross_file: str = "include") -> CheckResult:
     """Check topology dumps, node folders, cluster folders and config files, as `topolint check`.
 
     Selectors (``select``, ``extend_select``, ``ignore``) are codes, prefixes, categories, slugs
@@ -37,7 +37,8 @@ def check(paths: Iterable[str | Path] | str | Path = (".",), *, select: Iterable
     findings (``Finding``: code, severity, message, path, line, column, entity, evidence, fix;
     suppressed and baselined ones have ``suppressed=True``); ``result.summary`` counts them;
     ``result.exit_code()`` is what the command line would exit with; ``result.render("sarif")``
-    gives any output format.
+    gives any output format. ``cross_file="only"`` keeps the findings that involve several files
+    (``"exclude"`` the others), as the pre-commit hooks do.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -53,7 +54,7 @@ def check(paths: Iterable[str | Path] | str | Path = (".",), *, select: Iterable
         config=Path(config) if config is not None else None, isolated=isolated,
         extend_exclude=list(extend_exclude), force_exclude=force_exclude,
         require_suppression_reason=require_suppression_reason,
-        baseline=Path(baseline) if baseline is not None else None,
+        baseline=Path(baseline) if baseline is not None else None, cross_file=cross_file,
     )
     if "-" in options.paths:
         raise UsageError("the Python API does not read standard input; pass a path")

@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 from pathlib import Path
 
 from topolint import __version__
 from topolint.commands import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError  # noqa: F401 (re-exported)
+from topolint.commands.fix import add_fix_arguments
 
 
 def _check_arguments(commands) -> argparse.ArgumentParser:
@@ -59,6 +61,8 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                        help="neither read nor write the result cache (also TOPOLINT_NO_CACHE=1)")
     check.add_argument("--cache-dir", type=Path, default=None,
                        help="where the result cache lives (default: .topolint_cache in the project root)")
+    check.add_argument("--max-total-input", metavar="SIZE", default=None,
+                       help="bytes one run reads, all inputs together (default 8G; K, M, G suffixes)")
     check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
     settings = check.add_argument_group("configuration, suppressions and baseline")
     settings.add_argument("--config", type=Path, default=None,
@@ -73,8 +77,13 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                           help="honour only suppression comments that give a reason")
     settings.add_argument("--baseline", type=Path, default=None,
                           help="JSON baseline: findings it holds are reported as baselined, not as new")
+    settings.add_argument("--cross-file", choices=["include", "exclude", "only"], default="include",
+                          help="findings that involve several files (settings against a topology, a dump "
+                               "against a matrix): include (default), exclude (the per-file pre-commit hook) or "
+                               "only (the project hook)")
     settings.add_argument("--update-baseline", action="store_true",
                           help="write the current findings to --baseline (entries that no longer match drop out)")
+    add_fix_arguments(check)
     return check
 
 
@@ -123,13 +132,46 @@ def _estimate_arguments(commands) -> argparse.ArgumentParser:
     est.add_argument("--colocated", action="store_true", help="parameter servers run on the worker nodes")
     est.add_argument("--nvlinks", type=int, default=None,
                      help="NVLinks per GPU to NVSwitches, for static topology files that state none")
+    est.add_argument("--nic-gbps", type=float, default=None, help="speed of NICs the input states none for, Gb/s")
+    est.add_argument("--gpu-sm", type=int, default=None, help="SM of GPUs the input states none for, e.g. 90")
+    est.add_argument("--pcie-gen", type=int, choices=[3, 4, 5, 6], default=None,
+                     help="PCIe generation for nvidia-smi topo -m input (default: 4, stated as assumed)")
     est.add_argument("--no-nvls", action="store_true", help="NVLink SHARP multicast is not available")
     est.add_argument("--collnet", action="store_true", help="the fabric offers CollNet/SHARP (NCCL_COLLNET_ENABLE=1)")
     est.add_argument("--oversubscription", type=float, default=1.0, help="fabric leaf-to-spine oversubscription")
+    est.add_argument("--nodes-per-leaf", type=int, default=None,
+                     help="nodes under one leaf switch (no oversubscription up to this many)")
     est.add_argument("--algorithm", default=None, help="only this NCCL algorithm (as NCCL_ALGO=...)")
     est.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
     est.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    step = est.add_argument_group("training step (gradient synchronisation per step)")
+    step.add_argument("--model-params", default=None, help="parameters, e.g. 10B or 350M: turns on the step view")
+    step.add_argument("--grad-dtype", choices=["fp32", "bf16", "fp16", "int8"], default="fp32")
+    step.add_argument("--compress", default=None, help="topk:FRACTION, e.g. topk:0.01 (an allgather of values and indices)")
+    step.add_argument("--sync-every", type=int, default=1, help="synchronise gradients every K steps (local SGD)")
+    step.add_argument("--compute-ms", type=float, default=0.0, help="the backward pass, ms (gradients appear during it)")
+    step.add_argument("--forward-ms", type=float, default=0.0, help="the forward pass and the rest of the step, ms")
+    step.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket size, MiB (the first is 1 MiB)")
+    step.add_argument("--sweep", default=None, help="node counts: 1..64 (doubling) or 1,2,3,4")
     return est
+
+
+def _live_arguments(commands) -> argparse.ArgumentParser:
+    live = commands.add_parser("live", help="run nccl-tests and judge the measured bandwidth against the estimate")
+    live.add_argument("--topology", metavar="PATH", default=None, help="the nodes' NCCL topology dump (the expectation)")
+    live.add_argument("--nccl-tests", metavar="BIN_OR_DIR", default=None, help="all_reduce_perf or its folder")
+    live.add_argument("--launcher", default=None, help='multi-node: "srun -N2 --ntasks-per-node=8" or "mpirun -np 16 -H ..."')
+    live.add_argument("--collective", default="all_reduce", help="all_reduce (default), all_gather, reduce_scatter, ...")
+    live.add_argument("--sizes", default="1M..8G", help="MIN..MAX, doubling (default 1M..8G)")
+    live.add_argument("--timeout", default=900, help="seconds before the run is stopped (default 900)")
+    live.add_argument("--grace", type=float, default=10.0, help="seconds between SIGTERM and SIGKILL (default 10)")
+    live.add_argument("--isolate", choices=["nvlink", "network"], default=None, help="NVLink only, or network only")
+    live.add_argument("--gpus", type=int, default=None, help="GPUs of this node (default: nvidia-smi -L)")
+    live.add_argument("--nccl-version", default=None, help="NCCL version to assume when the log names none")
+    live.add_argument("--format", choices=["full", "concise", "json", "sarif", "github"], default="full")
+    live.add_argument("-o", "--output", type=Path, default=Path("topolint-live"),
+                      help="folder for the raw output and the report (default: topolint-live)")
+    return live
 
 
 # name -> (declares its arguments, runs it)
@@ -140,19 +182,29 @@ COMMANDS = {
     "completion": (_completion_arguments, "topolint.commands.completion:cli"),
     "collect": (_collect_arguments, "topolint.commands.collect:command_collect"),
     "estimate": (_estimate_arguments, "topolint.commands.estimate:cli"),
+    "live": (_live_arguments, "topolint.commands.live:cli"),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser; ``parser.commands`` maps each command to its subparser (for its usage in errors)."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; ``parser.commands`` maps each command to its subparser (for its usage in errors).
+    ``only``: declare the arguments of that command alone (the one about to run), others by name."""
     parser = argparse.ArgumentParser(
         prog="topolint",
         description="Static topology analyzer and NCCL config linter for multi-node, multi-GPU training.",
     )
     parser.add_argument("--version", action="version", version=f"topolint {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    parser.commands = {name: add_arguments(commands) for name, (add_arguments, _) in COMMANDS.items()}
+    parser.commands = {}
+    for name, (add_arguments, _) in COMMANDS.items():
+        parser.commands[name] = add_arguments(commands) if only in (None, name) else commands.add_parser(name)
     return parser
+
+
+def _command_word(argv: list[str]) -> str | None:
+    """The command the arguments name (the first word that is not an option), when it is one."""
+    words = [arg for arg in argv if not arg.startswith("-")]
+    return words[0] if words and words[0] in COMMANDS else None
 
 
 def _handler(command: str):
@@ -167,7 +219,11 @@ def _command_collect(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    # pydantic looks for plugins in the metadata of every installed distribution the first time a
+    # model is built (a tenth of a config-only check); the command line uses none.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(only=_command_word(argv))
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         # argparse leaves a subcommand's unknown flags to the top level, whose usage says nothing
@@ -186,6 +242,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"topolint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - a bug outside any one input or rule: one line, exit 2
+        from topolint.engine.internal import InternalError, describe
+
+        print(InternalError("the run", f"topolint {args.command}", describe(exc)).line(), file=sys.stderr)
         return EXIT_ERROR
     finally:
         if collecting:

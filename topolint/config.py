@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from topolint.model.schema import ConfigDict, Field
+from topolint.model.schema import Model as BaseModel
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -152,6 +153,8 @@ def load_config(path: Path) -> LoadedConfig:
     if path.name == PYPROJECT:
         raw = raw.get("tool", {}).get("topolint", {})
         prefix = "tool.topolint."
+    from pydantic import ValidationError  # validation, and so pydantic, only where a file is read
+
     try:
         config = Config.model_validate(raw)
     except ValidationError as exc:
@@ -186,8 +189,6 @@ def key_name(loaded: LoadedConfig, key: str) -> str:
 def check_rule_settings(loaded: LoadedConfig, rules: list) -> list:
     """Codes in severity, per-file-ignores and rules must name loaded rules; rule parameters must
     fit the check's Parameters model. Returns the rules with severities and parameters applied."""
-    from pydantic import ValidationError as PydanticError
-
     from topolint.checks import load_check
 
     config = loaded.config
@@ -215,6 +216,8 @@ def check_rule_settings(loaded: LoadedConfig, rules: list) -> list:
                     where = key_name(loaded, "rules." + rule.code + "." + name.replace("_", "-"))
                     raise ConfigError(f"{where}: unknown parameter (parameters of {rule.code}: {choices})")
             merged = {**rule.parameters, **given}
+            from pydantic import ValidationError as PydanticError  # validation only where values are given
+
             try:
                 module.Parameters(**merged)
             except PydanticError as exc:

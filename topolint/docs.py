@@ -5,6 +5,7 @@ One source, several views, so the docs cannot drift from the rules. jinja2 loads
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from topolint.engine.rule import RuleDefinition
@@ -100,7 +101,57 @@ def write_docs(target: Path) -> list[Path]:
     return written
 
 
+SITE_TEMPLATES_INTRO = """\
+# Site rule templates
+
+Generated from topolint/checks/ and fixtures/site-templates/ by `python -m topolint.docs`; do
+not edit by hand.
+
+A site rule is a rule TOML in a folder of your own, loaded with `--rule-dir DIR` (or
+`rule-dirs = ["DIR"]` in the configuration): the same format as rules/*.toml, with a code of
+your own (`SITE101`), `check` naming one of the templates below and your values in
+`[parameters]`. Messages and fixes are templates too: `{name}` is a parameter or one of the
+fields the check gives. Site rules are validated when they load: a missing table, an unknown
+key, an unknown check or a parameter that does not fit is a usage error (exit 2) naming the file
+and the key. `topolint rule SITE101 --rule-dir DIR` shows the rule as documented. Each example
+below is a fixture the tests run, with the bad and good inputs beside it.
+"""
+
+
+def _type_name(annotation) -> str:
+    text = getattr(annotation, "__name__", None) if not getattr(annotation, "__args__", None) else None
+    return text or str(annotation).replace("typing.", "")
+
+
+def _template_section(name: str, root: Path) -> str:
+    import importlib
+
+    module = importlib.import_module(f"topolint.checks.{name}")
+    summary = " ".join(module.__doc__.split()).removeprefix("Template: ")
+    lines = [f"## `{name}`", "", summary[:1].upper() + summary[1:], "",
+             f"Needs: {', '.join(module.NEEDS)} input. Fields for messages and fixes, besides the parameters: "
+             + ", ".join(f"`{{{f}}}`" for f in module.FIELDS) + ".", "",
+             "| parameter | type | default | meaning |", "|---|---|---|---|"]
+    for field, info in module.Parameters.model_fields.items():
+        default = "required" if info.is_required() else f"`{json.dumps(info.get_default())}`"
+        lines.append(f"| `{field}` | `{_type_name(info.annotation)}` | {default} | {info.description} |")
+    for rule in sorted((root / "fixtures" / "site-templates" / name / "rules").glob("*.toml")):
+        lines += ["", f"Example: `{rule.relative_to(root).as_posix()}`", "", "```toml",
+                  rule.read_text(encoding="utf-8").rstrip(), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def site_templates_markdown(root: Path | None = None) -> str:
+    """docs/site-templates.md: every template with its parameters and a fixture rule using it."""
+    from topolint.checks._site import TEMPLATES
+
+    root = root or Path(__file__).resolve().parent.parent
+    return SITE_TEMPLATES_INTRO + "".join("\n" + _template_section(name, root) for name in TEMPLATES)
+
+
 if __name__ == "__main__":
     root = Path(__file__).resolve().parent.parent
     for page in write_docs(root / "docs" / "rules"):
         print(page.relative_to(root))
+    (root / "docs" / "site-templates.md").write_text(site_templates_markdown(root), encoding="utf-8")
+    print("docs/site-templates.md")

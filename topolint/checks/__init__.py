@@ -13,7 +13,8 @@ import importlib
 import re
 from types import ModuleType
 
-from pydantic import BaseModel, ConfigDict
+from topolint.model.schema import ConfigDict
+from topolint.model.schema import Model as BaseModel
 
 
 class CheckParameters(BaseModel):
@@ -21,6 +22,33 @@ class CheckParameters(BaseModel):
     parameter values takes the defaults without validating, which keeps start-up fast."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+_NEEDS_LINE = re.compile(r"^NEEDS(?:[ \t]*:[^=\n]*)?[ \t]*=[ \t]*(\([^)\n]*\))[ \t]*(?:#.*)?$", re.M)
+
+
+def check_needs(name: str) -> tuple[str, ...] | None:
+    """A check's NEEDS read from its source without importing it (None: not a one-line literal,
+    import the module to know). A config-only run so skips importing the checks of hardware."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(f"topolint.checks.{name}")
+        with open(spec.origin, encoding="utf-8") as handle:
+            found = _NEEDS_LINE.search(handle.read())
+    except (ImportError, AttributeError, TypeError, OSError, ValueError):
+        return None
+    if found is None:
+        return None
+    import ast
+
+    try:
+        needs = ast.literal_eval(found.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    if not (isinstance(needs, tuple) and all(isinstance(n, str) for n in needs)):
+        return None
+    return needs
 
 
 def load_check(name: str) -> ModuleType:

@@ -6,18 +6,24 @@ import re
 
 from topolint.checks._config import related_scopes
 from topolint.model import config as cfg
+from topolint.model.numbers import decimal
+
+
+MAX_LIST = 4096  # ranks or devices a literal map can name on one node, with headroom
 
 
 def int_list(text: str) -> list[int] | None:
-    """``0,1,2`` or ``0*2,1*2`` (Slurm repeat counts); None when anything is computed."""
+    """``0,1,2`` or ``0*2,1*2`` (Slurm repeat counts); None when anything is computed or the
+    list would be longer than MAX_LIST (a repeat count is never expanded past it)."""
     if not text or "$" in text:
         return None
     out: list[int] = []
     for part in text.split(","):
-        match = re.fullmatch(r"\s*(\d+)(?:\*(\d+))?\s*", part)
-        if not match:
+        match = re.fullmatch(r"\s*([0-9]+)(?:\*([0-9]+))?\s*", part)
+        value, repeat = (decimal(match.group(1)), decimal(match.group(2) or "1")) if match else (None, None)
+        if value is None or repeat is None or len(out) + repeat > MAX_LIST:
             return None
-        out.extend([int(match.group(1))] * int(match.group(2) or 1))
+        out.extend([value] * repeat)
     return out or None
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from topolint.engine.finding import Hit, Related
 from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, on_one_path
+from topolint.model.numbers import CpuSet, cpulist, cpumask, decimal
 
 
 def where(loc) -> str:
@@ -59,8 +60,9 @@ def visible_launch(context, config: ConfigFile, scope: str) -> list[LaunchFact]:
 
 
 def as_int(value: str) -> int | None:
-    match = re.fullmatch(r"\s*(\d+)\s*", value or "")
-    return int(match.group(1)) if match else None
+    """A plain non-negative count (``--nproc-per-node 8``); None for anything else."""
+    number = decimal(value)
+    return number if number is not None and number >= 0 and (value or "").strip().isdigit() else None
 
 
 def multi_gpu_evidence(context, config: ConfigFile, scope: str) -> list[str]:
@@ -100,6 +102,30 @@ def setting_evidence(setting: EnvSetting) -> str:
 def setting_hit(setting: EnvSetting, **fields) -> Hit:
     return Hit(entity=setting.entity(), location=setting.loc, fields={**setting_fields(setting), **fields},
                evidence=[setting_evidence(setting)])
+
+
+def rename_fix(setting: EnvSetting, new_name: str):
+    """An unsafe fix renaming the setting's variable where it is written, or None when the name
+    is written more than once in the setting (``NCCL_X=${NCCL_X:-1}``) or has no column."""
+    from topolint.engine.fixes import UNSAFE, replace_on_line
+
+    if setting.loc.column < 1 or setting.raw.count(setting.name) > 1:
+        return None
+    return replace_on_line(setting.loc.path, setting.loc.line, setting.loc.column, setting.name, new_name,
+                           f"Rename {setting.name} to {new_name}", UNSAFE)
+
+
+def value_fix(setting: EnvSetting, new_value: str):
+    """An unsafe fix rewriting ``NAME=value`` (written unquoted, right after the name) to
+    ``NAME=new_value``, or None where the value is written some other way."""
+    from topolint.engine.fixes import UNSAFE, replace_on_line
+
+    written = f"={setting.value}"
+    if setting.loc.column < 1 or setting.raw != f"{setting.name}{written}" and \
+            not setting.raw.startswith(f"{setting.name}{written} "):
+        return None
+    return replace_on_line(setting.loc.path, setting.loc.line, setting.loc.column + len(setting.name), written,
+                           f"={new_value}", f"Set {setting.name} to {new_value}", UNSAFE)
 
 
 def related_setting(setting: EnvSetting, message: str) -> Related:
@@ -142,7 +168,7 @@ class TopologyView:
     node: str
     source: str
     gpu_numa: dict[int, str] = field(default_factory=dict)  # GPU index -> NUMA node
-    numa_cpus: dict[str, set[int]] = field(default_factory=dict)
+    numa_cpus: dict[str, CpuSet] = field(default_factory=dict)
     gpu_count: int = 0
     nvlink: bool = False
     pcie_p2p: bool = False
@@ -154,22 +180,6 @@ class TopologyView:
         return bool(self.hcas)
 
 
-def _mask_cpus(mask: str | None) -> set[int]:
-    if not mask:
-        return set()
-    bits = int(mask.replace(",", ""), 16) if re.fullmatch(r"[0-9a-fA-F,]+", mask) else 0
-    return {i for i in range(bits.bit_length()) if bits >> i & 1}
-
-
-def _cpulist(text: str | None) -> set[int]:
-    cpus: set[int] = set()
-    for part in (text or "").split(","):
-        match = re.fullmatch(r"\s*(\d+)(?:-(\d+))?\s*", part)
-        if match:
-            cpus.update(range(int(match.group(1)), int(match.group(2) or match.group(1)) + 1))
-    return cpus
-
-
 def topology_views(context) -> list[TopologyView]:
     views = []
     for node in context.topology_nodes:
@@ -179,7 +189,8 @@ def topology_views(context) -> list[TopologyView]:
             parents: list[set[str]] = []
             for cpu in topology.cpus:
                 if cpu.numa_id is not None:
-                    view.numa_cpus.setdefault(str(cpu.numa_id), set()).update(_mask_cpus(cpu.affinity))
+                    numa = str(cpu.numa_id)
+                    view.numa_cpus[numa] = view.numa_cpus.get(numa, CpuSet()) | (cpumask(cpu.affinity) or CpuSet())
             for i, gpu in enumerate(topology.gpus):
                 index = gpu.dev if gpu.dev is not None else i
                 numa = topology.cpus[gpu.cpu_index].numa_id if gpu.cpu_index < len(topology.cpus) else None
@@ -213,9 +224,9 @@ def topology_views(context) -> list[TopologyView]:
                     view.gpu_count += 1
                     view.gpu_locs[row.index] = row.loc
                     numa = (row.numa_affinity or "").strip()
-                    if numa.isdigit():
+                    if decimal(numa) is not None and numa.isdigit():
                         view.gpu_numa[row.index] = numa
-                        view.numa_cpus.setdefault(numa, set()).update(_cpulist(row.cpu_affinity))
+                        view.numa_cpus[numa] = view.numa_cpus.get(numa, CpuSet()) | (cpulist(row.cpu_affinity) or CpuSet())
                     for cell, kind in zip(row.cells, matrix.column_kinds):
                         if kind == "gpu" and cell.startswith("NV"):
                             view.nvlink = True

@@ -99,13 +99,44 @@ def gpu_nic_hit(node: str, topology: TopologyFile, system, gpu: Gpu, net: tuple,
     )
 
 
+def hwloc_context(context):
+    """The context with the node's hwloc exports as topologies (model/hwloc_topology.py), for a
+    node with no NCCL XML; None when there is nothing to derive."""
+    if context.node.topologies or not context.node.hwloc:
+        return None
+    if "hwloc" not in context.shared:
+        import copy
+        import dataclasses
+
+        from topolint.model.hwloc_topology import derived_topology
+
+        derived = [t for t in (derived_topology(h) for h in context.node.hwloc) if t is not None]
+        view = copy.copy(context)
+        view.node = dataclasses.replace(context.node, topologies=derived)
+        context.shared["hwloc"] = view if derived else None
+    return context.shared["hwloc"]
+
+
+def _from_hwloc(hit):
+    hit.evidence.append("from an hwloc export (no NCCL dump on this node): the PCI tree and NUMA locality are "
+                        "what NCCL reads too; NVLinks and GDR are not in it, so no PXN route is considered")
+    if hit.severity is None:
+        hit.severity = "warning"  # a PXN route through an NVLink peer cannot be ruled out
+    return hit
+
+
 def xml_then_matrix(context, xml_hits, matrix_hits):
-    """Hits from the NCCL XML, then from nvidia-smi matrices for GPUs the XML did not cover.
-    A node with an NCCL dump needs no matrix: NCCL's own view is the better witness."""
+    """Hits from the NCCL XML (or an hwloc export standing in for it), then from nvidia-smi
+    matrices for GPUs it did not cover. A node with an NCCL dump needs no matrix: NCCL's own view
+    is the better witness."""
     entities = set()
     for hit in xml_hits(context):
         entities.add(hit.entity)
         yield hit
+    derived = hwloc_context(context)
+    for hit in xml_hits(derived) if derived is not None else ():
+        entities.add(hit.entity)
+        yield _from_hwloc(hit)
     if any(t.kind == "dump" for t in context.node.topologies):
         return
     for hit in matrix_hits(context):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
 from topolint.engine.finding import Hit, Related
 from topolint.model.node import cpu_entity
+from topolint.model.numbers import CpuSet, cpulist, cpumask
 
 NEEDS = ("complete topology or matrix",)
 MAX_RANGES = 8
@@ -17,45 +17,14 @@ class Parameters(CheckParameters):
     pass
 
 
-def parse_cpumask(text: str | None) -> int | None:
-    """A Linux cpumask string as a bit set (bit n = CPU n), or None when it does not parse.
-
-    Words are comma separated, most significant first. The kernel writes 32-bit words; when
-    every word has at most 8 hex digits each is read as 32 bits (short words are zero-padded),
-    otherwise the words' bits are concatenated at their own widths.
-    """
-    if text is None:
-        return None
-    words = [w.strip() for w in text.strip().split(",")]
-    if not words or any(not re.fullmatch(r"(0x)?[0-9a-fA-F]+", w) for w in words):
-        return None
-    words = [w[2:] if w.lower().startswith("0x") else w for w in words]
-    mask = 0
-    fixed = all(len(w) <= 8 for w in words)
-    for word in words:
-        width = 32 if fixed else 4 * len(word)
-        mask = (mask << width) | int(word, 16)
-    return mask
-
-
-def cpu_list(mask: int) -> tuple[int, str]:
-    """The number of CPUs in ``mask`` and their list in cpulist form (``0-15,32-47``)."""
-    ranges, start, bit, count = [], None, 0, 0
-    while mask >> bit:
-        if (mask >> bit) & 1:
-            count += 1
-            if start is None:
-                start = bit
-        elif start is not None:
-            ranges.append((start, bit - 1))
-            start = None
-        bit += 1
-    if start is not None:
-        ranges.append((start, bit - 1))
-    text = ",".join(f"{a}-{b}" if a != b else f"{a}" for a, b in ranges[:MAX_RANGES])
+def cpu_list(cpus: CpuSet) -> tuple[int, str]:
+    """The number of CPUs in ``cpus`` and their list in cpulist form (``0-15,32-47``), cut after
+    MAX_RANGES ranges."""
+    ranges = cpus.intervals
+    text = CpuSet(ranges[:MAX_RANGES]).text()
     if len(ranges) > MAX_RANGES:
         text += f",... ({len(ranges)} ranges)"
-    return count, text
+    return len(cpus), text
 
 
 def numa_name(cpu) -> str:
@@ -76,12 +45,10 @@ def _matrix_hits(context) -> Iterator[Hit]:
     those are TL005). NUMA nodes come from the NUMA Affinity column, else from SYS/SOC between
     GPUs that no PCIe relation joins."""
     from topolint.checks._matrix import gpu_text, matrix_contexts
-    from topolint.model.matrix import cpu_set
-
     for mc in matrix_contexts(context.node, complete_only=True):
         view = mc.view
         rows = [r for r in mc.matrix.rows if r.kind == "gpu" and r.cpu_affinity]
-        sets = {r.label: cpu_set(r.cpu_affinity) for r in rows}
+        sets = {r.label: cpulist(r.cpu_affinity) or CpuSet() for r in rows}
         reported: set = set()
         for j, row in enumerate(rows):
             numa = view.numa(row.label)
@@ -95,9 +62,10 @@ def _matrix_hits(context) -> Iterator[Hit]:
             reported.add(group)
             same = [r for r in rows[j:] if (("numa", view.numa(r.label)) if view.numa(r.label) is not None
                                              else ("socket", view.socket_groups[r.label])) == group]
-            shared = set().union(*(sets[o.label] & sets[row.label] for o in earlier))
-            mask = sum(1 << c for c in shared)
-            count, ranges = cpu_list(mask)
+            shared = CpuSet()
+            for o in earlier:
+                shared |= sets[o.label] & sets[row.label]
+            count, ranges = cpu_list(shared)
             where_text = f"NUMA {numa}" if numa is not None else f"the socket of {gpu_text(row.label)}"
             other = earlier[0]
             other_numa = view.numa(other.label)
@@ -127,7 +95,7 @@ def _matrix_hits(context) -> Iterator[Hit]:
 
 def _xml_hits(context) -> Iterator[Hit]:
     for topology in context.node.topologies:
-        masks = [(cpu, parse_cpumask(cpu.affinity)) for cpu in topology.cpus]
+        masks = [(cpu, cpumask(cpu.affinity)) for cpu in topology.cpus]
         masks = [(cpu, mask) for cpu, mask in masks if mask]
         for j, (cpu, mask) in enumerate(masks):
             earlier = [
@@ -137,7 +105,7 @@ def _xml_hits(context) -> Iterator[Hit]:
             ]
             if not earlier:
                 continue
-            shared = 0
+            shared = CpuSet()
             for _, overlap in earlier:
                 shared |= overlap
             count, ranges = cpu_list(shared)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._config import literal_settings, setting_hit
+from topolint.checks._config import literal_settings, setting_hit, value_fix
 from topolint.engine.finding import Hit
-from topolint.model.nccl_env import check_value, lookup
+from topolint.model.nccl_env import check_value, corrected_value, lookup
 
 NEEDS = ("config",)
 
@@ -23,4 +23,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             entry = lookup(setting.name) or {}
             hit = setting_hit(setting, problem=problem, expected=entry.get("values") or entry.get("type") or "")
             hit.evidence.append(f"catalog: {setting.name} ({entry.get('type', '?')}): {entry.get('values', '')}")
+            corrected = corrected_value(setting.name, setting.value)
+            if corrected is not None:  # unsafe: NCCL then reads a setting it ignored until now
+                hit.autofix = value_fix(setting, corrected)
             yield hit

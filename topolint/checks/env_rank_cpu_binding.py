@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
 from topolint.checks._binding import int_list, slurm_map, visible_devices
-from topolint.checks._config import _cpulist as cpulist
 from topolint.checks._config import numa_view, related_scopes, topology_label, where
 from topolint.engine.finding import Hit
 from topolint.model import config as cfg
+from topolint.model.numbers import CpuSet, cpulist, decimal
 
 NEEDS = ("config", "topology")
 
@@ -68,11 +68,11 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                     binds = dict(part.split("=", 1) for part in fact.value.split(";"))
                     for key, label in (("cpunodebind", "CPUs"), ("membind", "memory")):
                         nodes = int_list(binds.get(key, "").replace("-", ","))
-                        if nodes and int(numa) not in nodes:
+                        if nodes and decimal(numa) not in nodes:
                             bad.append(f"GPU {gpu} is on NUMA {numa}, {label} bound to NUMA {binds[key]}")
                 else:
-                    cpus = cpulist(fact.value) if "$" not in fact.value and not fact.value.startswith("0x") else set()
-                    home = view.numa_cpus.get(numa, set())
+                    cpus = cpulist(fact.value) if "$" not in fact.value and not fact.value.startswith("0x") else None
+                    home = view.numa_cpus.get(numa, CpuSet())
                     if cpus and home and not cpus & home:
                         bad.append(f"GPU {gpu} is on NUMA {numa}, CPUs {fact.value} are all on other NUMA nodes")
                 if bad:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import Field
+from topolint.model.schema import Field
 
 from topolint.checks import CheckParameters
 from topolint.checks._binding import int_list, slurm_map

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._config import setting_hit
+from topolint.checks._config import rename_fix, setting_hit
 from topolint.engine.finding import Hit
 from topolint.model.nccl_env import lifecycle, lookup
 from topolint.model.nccl_version import NcclVersion
@@ -32,6 +32,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                                   advice=entry.get("advice") or "remove it", nccl_version=str(version))
                 hit.variant = status if replacement else f"{status}-no-replacement"
                 hit.evidence.append(f"catalog: {setting.name}: {entry.get('status_text', status)}")
+                if status == "renamed" and replacement:  # same meaning under the new name
+                    hit.autofix = rename_fix(setting, replacement)
                 yield hit
                 continue
             for value, since in (entry.get("deprecated_values") or {}).items():

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._config import setting_hit
+from topolint.checks._config import rename_fix, setting_hit
 from topolint.engine.finding import Hit
-from topolint.model.nccl_env import is_plugin_variable, lookup, other_reader, suggest
+from topolint.model.nccl_env import is_plugin_variable, lookup, only_suggestion, other_reader, suggest
 
 NEEDS = ("config",)
 
@@ -38,6 +38,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                                     "PyTorch, nccl-tests or the known network plugins")
                 if guess:
                     hit.variant = "suggest"
+                    if only_suggestion(name) == guess:  # unambiguous: one candidate, offered as a fix
+                        hit.autofix = rename_fix(setting, guess)
                 yield hit
 
 

@@ -1,4 +1,5 @@
-"""PCIE004: a GPU or NIC of a known model sits on a PCIe link slower than it supports (dumps only)."""
+"""PCIE004: a GPU or NIC of a known model sits on a PCIe link slower than it supports (from dumps, and
+from lspci's LnkCap of both ends: checks/_lspci_slow.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-NEEDS = ("topology-dump",)
+NEEDS = ("topology-dump or lspci",)
 DEVICES = Path(__file__).resolve().parent.parent / "data" / "pci_devices.toml"
 
 
@@ -58,6 +59,12 @@ def _label(topology, system_gpus: dict, pci) -> tuple[str, str]:
 
 def check(context, params: Parameters) -> Iterator[Hit]:
     devices = known_devices()
+    for lspci in context.node.lspci:
+        if lspci.kind in ("verbose", "excerpt"):
+            from topolint.checks._host import pci_tree
+            from topolint.checks._lspci_slow import lspci_hits
+
+            yield from lspci_hits(context.node.name, pci_tree(context, lspci), devices)
     version = context.version
     node = context.node.name
     for topology in context.node.topologies:

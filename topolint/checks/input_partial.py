@@ -1,6 +1,7 @@
 """TL005: an input is cut short or restricted: a matrix cut after a complete row, or a cgroup /
 Slurm view that shows only some GPUs (row-local rules ran on it; node-wide rules were skipped),
-or a command a node bundle's manifest says did not complete (its evidence is missing)."""
+or a command a node bundle's manifest says did not complete (its evidence is missing), or lspci
+run without root (capabilities unknown), or a numactl -H paste cut before its last node."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from topolint.model.facts import Location, build
 from topolint.model.matrix import topo_matrices
 from topolint.model.node import file_entity
 
-NEEDS = ("matrix or bundle",)
+NEEDS = ("input that can be partial",)
 NODE_WIDE = "NUMA005, NUMA006, NVL001, NVL002 and TL003's GPU count"
 
 
@@ -43,9 +44,27 @@ def _bundle_hits(node) -> Iterator[Hit]:
                   fields=fields, evidence=evidence, variant="bundle_" + command.status)
 
 
+def _host_hits(node) -> Iterator[Hit]:
+    for lspci in node.lspci:
+        denied = [d for d in lspci.devices if d.capabilities_denied is not None]
+        if denied:
+            fields = {"path": lspci.path, "count": len(denied), "total": len(lspci.devices)}
+            evidence = [f"{lspci.path}:{d.capabilities_denied.line}: {d.address or 'a device'}: Capabilities: "
+                        "<access denied>" for d in denied[:4]]
+            yield Hit(entity=file_entity(node.name, lspci.path), location=denied[0].capabilities_denied,
+                      fields=fields, evidence=evidence, variant="lspci_not_root")
+    for table in node.numa_tables:
+        if table.partial:
+            fields = {"path": table.path, "count": len(table.nodes), "total": table.available}
+            yield Hit(entity=file_entity(node.name, table.path), location=table.loc, fields=fields,
+                      evidence=[f"{table.path}:{table.loc.line}: available: {table.available} nodes, "
+                                f"{len(table.nodes)} listed"], variant="numactl_cut")
+
+
 def check(context, params: Parameters) -> Iterator[Hit]:
     if context.node.bundle is not None:
         yield from _bundle_hits(context.node)
+    yield from _host_hits(context.node)
     for matrix in topo_matrices(context.node):
         if not matrix.partial and matrix.restricted is None:
             continue

@@ -18,6 +18,7 @@ from topolint.checks._topology import gpu_label, where
 from topolint.engine.finding import Hit
 from topolint.model.facts import Location, TopologyFile
 from topolint.model.node import cpu_entity, gpu_entity, nic_entity, pci_entity
+from topolint.model.numbers import decimal_fraction, strtol_clean
 from topolint.model.pcie import GT_PER_GENERATION, speed_value
 
 NEEDS = ("topology",)
@@ -30,23 +31,11 @@ _NUMERIC = {
 }
 _GT_TO_GENERATION = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 _OLD_SPELLING = {1: "2.5 GT/s", 2: "5 GT/s", 3: "8 GT/s", 4: "16 GT/s", 5: "32 GT/s"}
-_STRTOL = re.compile(r"[ \t\n\r\f\v]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 NET_DEFAULT_MBPS = 10000
 
 
 class Parameters(CheckParameters):
     pass
-
-
-def strtol(text: str) -> tuple[int, bool]:
-    """C's ``strtol(text, NULL, 0)`` and whether it consumed the whole (stripped) string."""
-    match = _STRTOL.match(text)
-    if not match:
-        return 0, False
-    sign, digits = match.groups()
-    base = 16 if digits[:2].lower() == "0x" else 8 if digits.startswith("0") and len(digits) > 1 else 10
-    value = int(digits, base)
-    return (-value if sign == "-" else value), text[match.end():].strip() == ""
 
 
 class _Element:
@@ -103,10 +92,10 @@ def _identify(node: str, topology: TopologyFile) -> dict[tuple, tuple]:
 
 def _suggest_speed(raw: str, version) -> tuple[int | None, str | None]:
     """The generation a link_speed string means, and how NCCL spells it."""
-    match = re.match(r"\s*(\d+(?:\.\d+)?)\s*GT/s", raw)
+    match = re.match(r"\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s", raw)
     if not match:
         return None, None
-    generation = _GT_TO_GENERATION.get(float(match.group(1)))
+    generation = _GT_TO_GENERATION.get(decimal_fraction(match.group(1)))
     if generation is None:
         return None, None
     if version.knows_pcie_suffix:
@@ -142,7 +131,7 @@ def _pci(element: _Element, pci, version) -> set[str]:
     width = pci.link_width
     if width is not None:
         handled.add("link_width")
-        if strtol(width)[0] == 0:
+        if strtol_clean(width)[0] == 0:
             element.add(
                 f'link_width="{width}" is read as x16',
                 f"set link_width to the real lane count ({sysfs}/max_link_width) if it is not 16",
@@ -161,7 +150,7 @@ def _net(element: _Element, net, topology: TopologyFile) -> set[str]:
         if topology.kind == "dump":
             element.add("no speed attribute, read as 10 Gb/s", repair, "no speed attribute")
         return set()
-    value, clean = strtol(raw)
+    value, clean = strtol_clean(raw)
     if value <= 0:
         element.add(f'speed="{raw}" is read as 10 Gb/s ({NET_DEFAULT_MBPS} Mb/s)', repair,
                     f'speed="{raw}" reads as {value}, which NCCL replaces with {NET_DEFAULT_MBPS}')

@@ -16,30 +16,15 @@ from topolint.checks import CheckParameters
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit
 from topolint.model.facts import Location, build
+from topolint.model.numbers import c_int, strtol
 
 NEEDS = ("topology",)
 
 NCCL_TOPO_XML_VERSION = 1
-_STRTOL = re.compile(r"[ \t\n\r\f\v]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
 class Parameters(CheckParameters):
     pass
-
-
-def strtol(text: str) -> int:
-    """The integer C's ``strtol(text, NULL, 0)`` returns (0 when nothing parses)."""
-    match = _STRTOL.match(text)
-    if not match:
-        return 0
-    sign, digits = match.groups()
-    if digits[:2].lower() == "0x":
-        value = int(digits, 16)
-    elif digits.startswith("0"):
-        value = int(digits, 8)
-    else:
-        value = int(digits)
-    return -value if sign == "-" else value
 
 
 def _lines(locations: list[Location]) -> str:
@@ -55,7 +40,7 @@ _NEVER_FILLED = ("of node nvlink not found", "of node c2c not found", "of node p
 def check(context, params: Parameters) -> Iterator[Hit]:
     entity = f"{context.node.name}/system"
     for topology in context.node.topologies:
-        known = list(_known_problems(entity, topology))
+        known = list(_known_problems(entity, topology, context.node.sources.get(topology.path)))
         yield from known
         if not known:
             yield from _nccl_reader(entity, topology, context.version)
@@ -84,7 +69,7 @@ def _nccl_reader(entity: str, topology, version) -> Iterator[Hit]:
         )
 
 
-def _known_problems(entity: str, topology) -> Iterator[Hit]:
+def _known_problems(entity: str, topology, source) -> Iterator[Hit]:
     path = topology.path
     if topology.xml_declaration is not None:
         yield Hit(
@@ -93,6 +78,7 @@ def _known_problems(entity: str, topology) -> Iterator[Hit]:
             variant="declaration",
             fields={"file": path, "line": topology.xml_declaration.line},
             evidence=[f"{where(topology.xml_declaration)}: <?xml ...?> declaration"],
+            autofix=_remove_declaration(source, topology.xml_declaration.line),
         )
     if topology.doctype is not None:
         yield Hit(
@@ -115,6 +101,22 @@ def _known_problems(entity: str, topology) -> Iterator[Hit]:
         )
 
 
+_DECLARATION = re.compile(r"<\?xml\b.*?\?>")
+
+
+def _remove_declaration(source, line: int):
+    """A safe fix: the declaration NCCL cannot read goes; NCCL skips the blank it leaves."""
+    from topolint.engine.fixes import SAFE, replace_on_line
+
+    if source is None:
+        return None
+    match = _DECLARATION.search(source.line_text(line))
+    if not match:
+        return None
+    return replace_on_line(source.path, line, match.start() + 1, match.group(), "",
+                           "Remove the <?xml ...?> declaration", SAFE)
+
+
 def _version(entity: str, topology) -> Iterator[Hit]:
     raw = topology.version
     if raw is None:
@@ -126,7 +128,7 @@ def _version(entity: str, topology) -> Iterator[Hit]:
             evidence=[f"{where(topology.system_loc)}: <system> has no version attribute"],
         )
         return
-    value = strtol(raw)
+    value = c_int(strtol(raw)[0])  # src/graph/xml.h xmlGetAttrInt: int = strtol(str, NULL, 0)
     if value == NCCL_TOPO_XML_VERSION:
         return
     yield Hit(

@@ -1,14 +1,14 @@
-"""Template for site rules: every NCCL network device runs at least ``min_gbps``.
+"""Template: every NCCL network device in a node's topology runs at `min_gbps` or more, e.g.
+400 on an NDR InfiniBand fabric (static topology files only with `include_static`).
 
-No built-in rule uses it; a site instantiates it from its own rule folder (``--rule-dir``)
-with its expected rate, e.g. 400 for an NDR fabric.
+No built-in rule uses it; a site instantiates it from its own rule folder (`--rule-dir`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pydantic import Field
+from topolint.model.schema import Field
 
 from topolint.checks import CheckParameters
 from topolint.checks._topology import where
@@ -16,6 +16,8 @@ from topolint.engine.finding import Hit
 from topolint.model.node import nic_entity
 
 NEEDS = ("topology",)
+# What a hit gives messages and fixes, besides the parameters:
+FIELDS = ("net", "gbps")
 
 
 class Parameters(CheckParameters):

@@ -2,6 +2,7 @@
 other about the hardware: GPU count, a GPU's NUMA node, its NVLink count. GPUs are joined by
 index (``gpu@dev``), else by sorted bus id. A static NCCL_TOPO_FILE that differs is info: NCCL
 uses the file, and the file leaves out what it does not state (no nvlink is not a contradiction).
+With host facts it also joins lspci and numactl -H with the XML and the matrix (_host_joins.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from topolint.model.matrix import (
 )
 from topolint.model.node import file_entity, gpu_entity
 
-NEEDS = ("topology", "matrix")
+NEEDS = ("two sources",)
 
 
 class Parameters(CheckParameters):
@@ -36,6 +37,13 @@ def _hit(static: bool, variant: str, **kwargs) -> Hit:
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
+    yield from _xml_and_matrix(context)
+    from topolint.checks._host_joins import host_hits
+
+    yield from host_hits(context.node)
+
+
+def _xml_and_matrix(context) -> Iterator[Hit]:
     node = context.node.name
     for matrix in topo_matrices(context.node):
         view = MatrixView(matrix)

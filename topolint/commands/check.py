@@ -53,6 +53,8 @@ class CheckOptions:
     require_suppression_reason: bool = False
     baseline: Path | None = None
     update_baseline: bool = False
+    cross_file: str = "include"  # include, exclude or only (the pre-commit hooks: see is_cross_file)
+    max_total_input: int | None = None  # bytes one run reads (inputs.source.MAX_TOTAL_INPUT_BYTES)
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ class CheckResult:
         return any(at_or_above(f, self.fail_level) for f in self.active)
 
     def exit_code(self, exit_zero: bool = False) -> int:
-        if self.report.unreadable:
+        if self.report.unreadable or self.report.internal_errors:
             return EXIT_ERROR
         return EXIT_FINDINGS if self.failing and not exit_zero else EXIT_CLEAN
 
@@ -163,6 +165,26 @@ def _paths(options: CheckOptions, excluder) -> list[str]:
         if not excluder.named(named):
             kept.append(raw)
     return kept
+
+
+def is_cross_file(finding, needs: dict[str, tuple]) -> bool:
+    """Whether a finding comes from more than one file: its rule reads two kinds of input
+    (settings against a topology, a dump against a matrix) or it points at a line in another
+    file. A check of one file alone cannot report it: the project-wide pre-commit hook's share."""
+    return len(needs.get(finding.code, ())) > 1 or any(r.location.path != finding.path for r in finding.related)
+
+
+def _rule_needs(rules: list) -> dict[str, tuple]:
+    from topolint.checks import load_check
+
+    needs = {}
+    for rule in rules:
+        if rule.check != "inputs":
+            try:
+                needs[rule.code] = tuple(load_check(rule.check).NEEDS)
+            except ValueError:
+                needs[rule.code] = ()  # prepare() reports a check that does not exist
+    return needs
 
 
 def _rule_dirs(options: CheckOptions, loaded) -> list[Path]:
@@ -244,6 +266,10 @@ def plan_check(options: CheckOptions) -> Plan:
         topology = str(loaded.resolve(config.topology))
     if options.update_baseline and options.baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE")
+    if options.update_baseline and options.cross_file != "include":
+        raise UsageError("--update-baseline needs every finding: drop --cross-file")
+    if options.cross_file not in ("include", "exclude", "only"):
+        raise UsageError(f"cross_file {options.cross_file!r}: expected include, exclude or only")
     rules = load_rule_set(rule_dirs)
     try:
         version = NcclVersion.parse(options.nccl_version or config.nccl_version or NEWEST)
@@ -264,11 +290,14 @@ def plan_check(options: CheckOptions) -> Plan:
     )
 
 
-def _collect(options: CheckOptions, plan: Plan, cache=None):
+def _collect(options: CheckOptions, plan: Plan, cache=None, lazy: bool = False):
     from topolint.inputs.collect import collect
 
+    from topolint.inputs.source import InputBudget
+
+    budget = InputBudget(options.max_total_input) if options.max_total_input else None
     return collect(_paths(options, plan.excludes), node_name=options.node, stdin_filename=options.stdin_filename,
-                   exclude=plan.excludes, topology=plan.topology, cache=cache)
+                   exclude=plan.excludes, topology=plan.topology, cache=cache, budget=budget, lazy=lazy)
 
 
 def run_check(options: CheckOptions) -> CheckResult:
@@ -277,6 +306,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     from topolint.engine import selection, suppression
     from topolint.engine.cache import ResultCache
     from topolint.engine.finding import Finding
+    from topolint.engine.fixes import drop_stale_fixes
     from topolint.engine.rule import RuleError
     from topolint.engine.runner import RunOptions, run
     from topolint.reporters import Report
@@ -286,7 +316,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     baseline = _load_baseline(options)
     run_options = RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables))
     cache = ResultCache(plan.cache_dir, rules, run_options) if plan.cache_dir is not None else None
-    collection = _collect(options, plan, cache)
+    collection = _collect(options, plan, cache, lazy=True)  # nodes parsed one at a time by the runner
     try:
         result = run(rules, collection, run_options, cache)
     except RuleError as exc:
@@ -298,18 +328,23 @@ def run_check(options: CheckOptions) -> CheckResult:
     everything = result.findings + suppression.apply(result.findings, sources, rules, node_of, result.ran,
                                                      plan.require_reason)
     everything.sort(key=Finding.sort_key)
+    everything = _unique(everything)  # a sourced file read on its own and from a script: one finding
     for f in everything:
         if f.code in config.severity:
             f.severity = config.severity[f.code]
     if plan.per_file:
         everything = [f for f in everything if not per_file_ignored(plan.loaded, f.path, f.code, plan.per_file)]
     findings = selection.apply(everything, chosen)
+    if options.cross_file != "include":
+        needs, wanted = _rule_needs([r for r in rules if r.code in chosen]), options.cross_file == "only"
+        findings = [f for f in findings if is_cross_file(f, needs) == wanted]
+    drop_stale_fixes(findings, sources)
     messages = []
     if baseline is not None:
         inputs = list(sources) + [p.path for p in collection.problems]
         messages.append(_apply_baseline(options, baseline, findings, everything, chosen, inputs))
-    if unreadable and "TL001" not in chosen:
-        # Never let the selection hide why the exit code is 2.
+    if unreadable and not any(f.code == "TL001" for f in findings):
+        # Never let the selection (or --cross-file only) hide why the exit code is 2.
         messages += [f"topolint: error: {f.path}:{f.line}: {f.message}" for f in result.findings if f.code == "TL001"]
     report = Report(
         findings=findings,
@@ -318,10 +353,23 @@ def run_check(options: CheckOptions) -> CheckResult:
         project_root=plan.project_root.resolve(),
         nccl_version=str(plan.version),
         unreadable=unreadable,
+        internal_errors=result.internal_errors,
     )
+    messages += [error.line() for error in result.internal_errors]
     notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen]
     return CheckResult(findings=findings, report=report, fail_level=plan.fail_level, nccl_version=str(plan.version),
                        config_path=plan.loaded.path, notes=notes, messages=messages)
+
+
+def _unique(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple] = set()
+    kept = []
+    for finding in findings:
+        key = (*finding.sort_key(), finding.severity, finding.fingerprint)
+        if key not in seen:
+            seen.add(key)
+            kept.append(finding)
+    return kept
 
 
 def settings(options: CheckOptions) -> dict[str, object]:
@@ -344,6 +392,7 @@ def settings(options: CheckOptions) -> dict[str, object]:
         "rules": {code: dict(config.rules[code]) for code in sorted(config.rules)},
         "extra-variables": list(config.extra_variables),
         "require-suppression-reason": plan.require_reason,
+        "cross-file": options.cross_file,
         "baseline": str(options.baseline) if options.baseline else "(none)",
         "cache-dir": str(plan.cache_dir) if plan.cache_dir is not None else "(off)",
     }
@@ -364,6 +413,9 @@ def input_files(options: CheckOptions) -> list[InputFile]:
     collection = _collect(options, plan)
     files = {InputFile(path, source.format or "?", node.name)
              for node in collection.nodes for path, source in node.sources.items()}
+    # Files named or recognised that cannot be checked: TL001 (unreadable) or TL002 (no format).
+    files |= {InputFile(p.path, "unreadable (TL001)" if p.code == "TL001" else "unrecognised (TL002)", p.node)
+              for p in collection.problems}
     return sorted(files, key=lambda f: (f.path, f.node))
 
 
@@ -386,8 +438,22 @@ def options_from_args(args) -> CheckOptions:
         cache_dir=args.cache_dir, config=args.config, isolated=args.isolated,
         extend_exclude=args.extend_exclude, force_exclude=args.force_exclude,
         require_suppression_reason=args.require_suppression_reason, baseline=args.baseline,
-        update_baseline=args.update_baseline,
+        update_baseline=args.update_baseline, cross_file=args.cross_file,
+        max_total_input=_size(getattr(args, "max_total_input", None)),
     )
+
+
+def _size(text: str | None) -> int | None:
+    """``--max-total-input``: bytes, or a count with a K, M or G suffix (powers of 1024)."""
+    from topolint.model.numbers import decimal
+
+    if text is None:
+        return None
+    scale = 1024 ** ("KMG".index(text[-1].upper()) + 1) if text[-1:].upper() in ("K", "M", "G") else 1
+    number = decimal(text[:-1] if scale > 1 else text)
+    if number is None or number <= 0:
+        raise UsageError(f"--max-total-input {text!r}: expected a size such as 16G, 500M or 1000000")
+    return number * scale
 
 
 def _write(text: str, destination: str) -> None:
@@ -436,7 +502,14 @@ def cli(args) -> int:
         raise UsageError("--statistics prints a table (full or concise) or JSON; not sarif or github")
     if "-" in options.paths and not options.stdin_filename and any(f in ("sarif", "github") for f, _ in outputs):
         raise UsageError("reading stdin for sarif or github output needs --stdin-filename (the file's path in the repository)")
-    result = run_check(options)
+    from topolint.commands import fix
+
+    if fix.wants_fix_command(args):
+        return fix.cli(args, options, lambda result: _print_result(result, args, outputs))
+    return _print_result(run_check(options), args, outputs)
+
+
+def _print_result(result: CheckResult, args, outputs) -> int:
     for message in result.messages:
         if not args.quiet or message.startswith("topolint: error:"):  # --quiet keeps errors only
             print(message, file=sys.stderr)

@@ -157,6 +157,10 @@ def _argv(command: CollectCommand, folder: Path) -> list[str] | None:
 
 
 def _run_one(command: CollectCommand, folder: Path, timeout_scale: float) -> tuple[list[str], Outcome]:
+    if any(p in a for a in command.argv for p in ("{netdev}", "{rdma_netdev}")):
+        from topolint.commands.collect_each import run_each  # once per interface (fabric rows)
+
+        return run_each(command, folder, timeout_scale)
     argv = _argv(command, folder)
     if argv is None:
         return list(command.argv), Outcome("skipped", message="no GPUs seen by nvidia-smi topo -m")

@@ -16,14 +16,32 @@ import json
 import os
 import tempfile
 from dataclasses import fields
+from functools import cached_property
 from pathlib import Path
 
 import topolint
 from topolint.engine.finding import Finding, Related
+from topolint.engine.fixes import Fix
 from topolint.model.facts import Location, build
 
 CACHE_DIR_NAME = ".topolint_cache"
 FORMAT_VERSION = 1
+# An entry is ~14 KB a node; past this the oldest entries go (checked once per run that writes).
+MAX_CACHE_BYTES = 256 * 1024 * 1024
+MAX_ENTRY_BYTES = 16 * 1024 * 1024
+
+# The shape of a cached finding. An entry that does not match (another version's format, a
+# damaged or hand-edited file) is a miss, never an error.
+_STR, _INT, _BOOL = (str,), (int,), (bool,)
+_OPT_STR = (str, type(None))
+_FINDING_FIELDS = {
+    "code": _STR, "slug": _STR, "category": _STR, "severity": _STR, "message": _STR, "path": _STR,
+    "line": _INT, "column": _INT, "node": _STR, "entity": _STR, "fix": _STR, "related": (list,),
+    "evidence": (list,), "suppressed": _BOOL, "suppression": _OPT_STR, "justification": _OPT_STR,
+    "fingerprint": _STR, "autofix": (dict, type(None)),
+}
+_LOCATION_FIELDS = {"path": _STR, "line": _INT, "column": _INT}
+_EDIT_FIELDS = {"path": _STR, "start": (dict,), "end": (dict,), "content": _STR}
 
 
 def cache_disabled_by_environment() -> bool:
@@ -48,7 +66,8 @@ def _rules_fingerprint(rules) -> str:
 
 
 def _finding_dict(finding: Finding) -> dict:
-    data = {f.name: getattr(finding, f.name) for f in fields(finding) if f.name != "related"}
+    data = {f.name: getattr(finding, f.name) for f in fields(finding) if f.name not in ("related", "autofix")}
+    data["autofix"] = finding.autofix.cache_dict() if finding.autofix else None
     data["related"] = [
         {"location": {"path": r.location.path, "line": r.location.line, "column": r.location.column},
          "entity": r.entity, "message": r.message}
@@ -60,9 +79,16 @@ def _finding_dict(finding: Finding) -> dict:
 class ResultCache:
     def __init__(self, directory: Path, rules, options):
         self.directory = directory
-        self.salt = json.dumps([FORMAT_VERSION, _code_fingerprint(), _rules_fingerprint(rules),
-                                str(options.nccl_version), options.gdr_level, list(options.extra_variables)])
+        self._rules, self._options = rules, options
         self._ready = False
+        self._pruned = False
+
+    @cached_property
+    def salt(self) -> str:
+        # Computed on the first key: a run with config files asks for none and skips the code walk.
+        options = self._options
+        return json.dumps([FORMAT_VERSION, _code_fingerprint(), _rules_fingerprint(self._rules),
+                           str(options.nccl_version), options.gdr_level, list(options.extra_variables)])
 
     def key(self, node) -> str:
         digest = hashlib.sha256(self.salt.encode())
@@ -77,10 +103,19 @@ class ResultCache:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict | None:
+        """The entry for ``key`` with its findings restored, or None: missing, unreadable, damaged,
+        of another shape or nested absurdly deep, it is computed again."""
+        path = self._path(key)
         try:
-            return json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None  # missing or damaged: compute again
+            if path.stat().st_size > MAX_ENTRY_BYTES:
+                return None
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            if not _valid_entry(entry):
+                return None
+            entry["findings"] = self.findings(entry)
+        except (OSError, ValueError, RecursionError, TypeError, KeyError, AttributeError):
+            return None
+        return entry
 
     def put(self, key: str, findings: list[Finding], notes: list[str], ran: set[str],
             collect_notes: list[str]) -> None:
@@ -92,9 +127,12 @@ class ResultCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, encoding="utf-8") as handle:
                 json.dump(entry, handle)
-            os.replace(handle.name, path)
+            os.replace(handle.name, path)  # atomic: a concurrent run reads the old entry or this one
         except OSError:
-            pass  # a read-only tree: run without caching
+            return  # a read-only tree, a file where a folder should be: run without caching
+        if not self._pruned:
+            self._pruned = True
+            prune(self.directory)
 
     def _prepare(self) -> None:
         if self._ready:
@@ -107,9 +145,74 @@ class ResultCache:
 
     @staticmethod
     def findings(entry: dict) -> list[Finding]:
+        if all(isinstance(f, Finding) for f in entry["findings"]):
+            return list(entry["findings"])  # restored when read
         restored = []
         for data in entry["findings"]:
             related = [Related(location=build(Location, **r["location"]), entity=r["entity"], message=r["message"])
                        for r in data.pop("related")]
-            restored.append(Finding(related=related, **data))
+            autofix = Fix.from_dict(data.pop("autofix", None))
+            restored.append(Finding(related=related, autofix=autofix, **data))
         return restored
+
+
+def _fields_match(data, expected: dict) -> bool:
+    return isinstance(data, dict) and all(
+        isinstance(data.get(name), types) and not (bool in types) != (type(data.get(name)) is bool)
+        for name, types in expected.items())
+
+
+def _valid_fix(fix) -> bool:
+    if fix is None:
+        return True
+    edits = fix.get("edits")
+    return (isinstance(fix.get("message"), str) and isinstance(fix.get("applicability"), str)
+            and isinstance(edits, list) and all(
+                _fields_match(e, _EDIT_FIELDS) and all(_fields_match(e[end], {"line": _INT, "column": _INT})
+                                                        for end in ("start", "end"))
+                and isinstance(e.get("expected", ""), str) for e in edits))
+
+
+def _valid_entry(entry) -> bool:
+    """True when ``entry`` has exactly the shape ``put`` writes."""
+    if not isinstance(entry, dict) or set(entry) != {"findings", "notes", "ran", "collect_notes"}:
+        return False
+    if not all(isinstance(entry[k], list) and all(isinstance(x, str) for x in entry[k])
+               for k in ("notes", "ran", "collect_notes")):
+        return False
+    findings = entry["findings"]
+    return isinstance(findings, list) and all(
+        _fields_match(f, _FINDING_FIELDS) and set(f) <= set(_FINDING_FIELDS)
+        and all(isinstance(e, str) for e in f["evidence"])
+        and all(_fields_match(r, {"location": (dict,), "entity": _STR, "message": _STR})
+                and _fields_match(r["location"], _LOCATION_FIELDS) for r in f["related"])
+        and _valid_fix(f["autofix"])
+        for f in findings)
+
+
+def prune(directory: Path, limit: int | None = None) -> None:
+    """Remove the oldest entries (by modification time) until the cache is under 3/4 of
+    ``limit`` bytes; nothing when it is under the limit. Errors (a concurrent run removing the
+    same entry) are ignored."""
+    limit = MAX_CACHE_BYTES if limit is None else limit
+    entries = []
+    try:
+        for sub in os.scandir(directory):
+            if sub.is_dir(follow_symlinks=False):
+                for item in os.scandir(sub.path):
+                    if item.name.endswith(".json") and item.is_file(follow_symlinks=False):
+                        info = item.stat(follow_symlinks=False)
+                        entries.append((info.st_mtime_ns, info.st_size, item.path))
+    except OSError:
+        return
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return
+    for _, size, path in sorted(entries):
+        if total <= limit * 3 // 4:
+            break
+        try:
+            os.unlink(path)
+            total -= size
+        except OSError:
+            pass

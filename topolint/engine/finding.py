@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from topolint.engine.fixes import Fix
 from topolint.model.facts import Location
 
 
@@ -29,6 +30,7 @@ class Hit:
     severity: str | None = None  # overrides the rule's severity for this hit
     evidence: list[str] = field(default_factory=list)
     related: list[Related] = field(default_factory=list)
+    autofix: Fix | None = None  # edits that resolve it (engine/fixes.py)
 
 
 @dataclass
@@ -50,6 +52,7 @@ class Finding:
     suppression: str | None = None  # "inSource" or "external" when suppressed
     justification: str | None = None  # the reason a suppression comment or annotation gave
     fingerprint: str = ""
+    autofix: Fix | None = None
 
     def __post_init__(self) -> None:
         if not self.fingerprint:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
-from topolint.checks import load_check
+from topolint.checks import check_needs, load_check
+from topolint.engine.explain import link_explanations
 from topolint.engine.finding import Finding, Hit, entity_fingerprint
+from topolint.engine.internal import InternalError, describe, node_input
 from topolint.engine.rule import RuleDefinition, RuleError
 from topolint.inputs.collect import Collection
 from topolint.model.facts import Location, build
@@ -29,9 +32,10 @@ class CheckContext:
         self.node = node
         self.options = options
         self.configs = configs or []  # ConfigFile (model/config.py), for checks with NEEDS "config"
-        self.topology_nodes = topology_nodes or []  # --topology nodes, for NEEDS "topology" of config checks
+        self.topology_nodes = topology_nodes or []  # --topology nodes: config checks, and PERF expectations
         self._systems: dict[int, Any] = {}
         self.shared: dict[str, Any] = {}  # what several checks derive alike, computed once per context
+        self.notes: list[str] = []  # why a check said nothing (--verbose); the runner collects them
 
     @property
     def version(self) -> NcclVersion:
@@ -51,6 +55,7 @@ class RunResult:
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     ran: dict[str, set[str]] = field(default_factory=dict)  # node name -> codes of the rules that ran on it
+    internal_errors: list[InternalError] = field(default_factory=list)  # bugs in checks (engine/internal.py)
 
 
 def _format(template: str, fields: dict[str, Any], rule: RuleDefinition) -> str:
@@ -78,6 +83,7 @@ def to_finding(rule: RuleDefinition, node: str, hit: Hit) -> Finding:
         related=list(hit.related),
         evidence=list(hit.evidence),
         fingerprint=entity_fingerprint(rule.code, hit.entity, hit.variant),
+        autofix=hit.autofix,
     )
 
 
@@ -93,10 +99,13 @@ def input_findings(rules: dict[str, RuleDefinition], collection: Collection) -> 
     return findings
 
 
+def _is_default(field, value) -> bool:
+    default = field.get_default(call_default_factory=True)
+    return type(value) is type(default) and value == default
+
+
 def prepare(rules: list[RuleDefinition]) -> list[tuple]:
     """Each rule with its check module and typed parameters; RuleError names a bad definition."""
-    from pydantic import ValidationError
-
     prepared = []
     for rule in rules:
         if rule.check == "inputs":
@@ -104,51 +113,134 @@ def prepare(rules: list[RuleDefinition]) -> list[tuple]:
         try:
             module = load_check(rule.check)
             model = module.Parameters
-            needs_validation = rule.parameters or any(f.is_required() for f in model.model_fields.values())
-            # Without values the typed defaults apply: skip validation (and its schema build).
+            fields = model.model_fields
+            given = [k for k, v in rule.parameters.items() if k not in fields or not _is_default(fields[k], v)]
+            needs_validation = given or any(f.is_required() for f in fields.values())
+            # Values that are the typed defaults need no validation (nor pydantic, nor a schema build).
             parameters = model(**rule.parameters) if needs_validation else model.model_construct()
             prepared.append((rule, module, parameters))
-        except (ValueError, ValidationError, TypeError) as exc:
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
             raise RuleError(f"{rule.source}: {exc}") from None
     return prepared
 
 
+def _hits(rule: RuleDefinition, module, context, params, result: RunResult, where: str) -> list[Hit]:
+    """The check's hits, or none and an internal error when it raises: a bug in one rule costs that
+    rule's result on that input, not the run (RuleError, a bad definition, stays a usage error)."""
+    try:
+        return list(module.check(context, params))
+    except RuleError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any bug: reported as an internal error, exit 2
+        result.internal_errors.append(InternalError(where, rule.code, describe(exc)))
+        return []
+
+
+def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tuple[list[tuple], dict]:
+    """prepare() for the config checks and the node checks some node has the inputs of; and every
+    check's NEEDS. A run of config files alone so imports none of the hardware checks."""
+    needs: dict[str, tuple] = {}
+    for rule in rules:
+        if rule.check != "inputs":
+            found = check_needs(rule.check)
+            try:
+                needs[rule.code] = found if found is not None else tuple(load_check(rule.check).NEEDS)
+            except ValueError as exc:  # no such check
+                raise RuleError(f"{rule.source}: {exc}") from None
+    if any(node.pending for node in collection.nodes):  # a lazy collection: inputs known once parsed
+        return prepare([r for r in rules if r.code in needs]), needs
+    offered = [node.available() for node in collection.nodes if node.cached is None]
+    runnable = [r for r in rules if r.code in needs and (
+        "config" in needs[r.code] or any(all(n in available for n in needs[r.code]) for available in offered))]
+    return prepare(runnable), needs
+
+
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
-    result = RunResult(findings=input_findings({r.code: r for r in rules}, collection))
+    result = RunResult()
     # A run the cache answers entirely needs no check module (nor what they import).
     fresh = collection.configs or any(node.cached is None for node in collection.nodes)
-    prepared = prepare(rules) if fresh else []
+    prepared, needs = (_prepare_runnable(rules, collection) if fresh else ([], {}))
     if collection.configs and options.gdr_level is None:
         from topolint.checks._config import configured_gdr_level
 
         options.gdr_level, note = configured_gdr_level(collection.configs)
         if note:
             result.notes.append(note)
-    node_rules = [p for p in prepared if "config" not in p[1].NEEDS]
-    unreadable_nodes = {p.node for p in collection.problems}
+    by_code = {p[0].code: p for p in prepared}
+    # (rule, module, params); module None: no node has its inputs, so it was not imported.
+    node_rules = [(r, *(by_code[r.code][1:] if r.code in by_code else (None, None))) for r in rules
+                  if r.code in needs and "config" not in needs[r.code]]
+    unreadable = _UnreadableNodes(collection)
+    keep = {id(node) for node in collection.topology_nodes}  # config rules read them after the loop
     for node in collection.nodes:
         if node.cached is not None:  # unchanged since a run the cache remembers
             result.findings.extend(cache.findings(node.cached))
             result.notes.extend(node.cached["notes"])
             result.ran.setdefault(node.name, set()).update(node.cached["ran"])
             continue
+        if node.pending and collection.materialize is not None:
+            collection.materialize(node)  # a lazy collection: parsed now, dropped after its checks
         first_finding, first_note = len(result.findings), len(result.notes)
-        context = CheckContext(node, options)
-        available = node.available()
-        ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
-        for rule, module, params in node_rules:
-            missing = [need for need in module.NEEDS if need not in available]
-            if missing:
-                result.notes.append(f"{rule.code} not run on node {node.name}: no {', '.join(missing)} input")
-                continue
-            ran.add(rule.code)
-            for hit in module.check(context, params):
-                result.findings.append(to_finding(rule, node.name, hit))
-        if cache is not None and node.cache_key and node.name not in unreadable_nodes:
-            cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:], ran, node.notes)
+        errors_before = len(result.internal_errors)
+        _check_node(node, rules, node_rules, needs, collection, options, result)
+        if cache is not None and node.cache_key and node.name not in unreadable.names() \
+                and len(result.internal_errors) == errors_before:
+            cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:],
+                      result.ran[node.name], node.notes)
+        if collection.materialize is not None and id(node) not in keep:
+            _release_facts(node)
     run_config_checks(prepared, collection, options, result)
+    # Input problems last: a lazy collection finds some (TL001) only when it parses a node.
+    result.findings[:0] = input_findings({r.code: r for r in rules}, collection)
+    result.internal_errors[:0] = [InternalError(path, rule, describe(exc))
+                                  for path, rule, exc, _ in collection.internal_errors]
     result.findings.sort(key=Finding.sort_key)
+    link_explanations(result.findings)  # PERF findings name the findings that explain them
     return result
+
+
+def _check_node(node: NodeModel, rules, node_rules, needs: dict, collection: Collection, options: RunOptions,
+                result: RunResult) -> None:
+    # fabric rules read NCCL_IB_TC and friends; PERF rules judge against --topology
+    context = CheckContext(node, options, collection.configs, topology_nodes=collection.topology_nodes)
+    available = node.available()
+    ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
+    for rule, module, params in node_rules:
+        missing = [need for need in needs[rule.code] if need not in available]
+        if missing:
+            result.notes.append(f"{rule.code} not run on node {node.name}: no {', '.join(missing)} input")
+            continue
+        ran.add(rule.code)
+        for hit in _hits(rule, module, context, params, result, node_input(node)):
+            result.findings.append(to_finding(rule, node.name, hit))
+        result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # --verbose shows a selected rule's notes
+        context.notes.clear()
+
+
+class _UnreadableNodes:
+    """Nodes with an input problem or a parser bug (never cached), as the collection grows."""
+
+    def __init__(self, collection: Collection):
+        self.collection = collection
+        self.seen = (0, 0)
+        self.found: set[str] = set()
+
+    def names(self) -> set[str]:
+        problems, errors = self.collection.problems, self.collection.internal_errors
+        self.found.update(p.node for p in problems[self.seen[0]:])
+        self.found.update(e[3] for e in errors[self.seen[1]:])
+        self.seen = (len(problems), len(errors))
+        return self.found
+
+
+_FACT_LISTS = tuple(f.name for f in dataclass_fields(NodeModel)
+                    if f.default_factory is list and f.name not in ("pending", "notes"))
+
+
+def _release_facts(node: NodeModel) -> None:
+    """Drop a checked node's parsed facts: reports need only its sources and its findings."""
+    for name in _FACT_LISTS:
+        setattr(node, name, [])
 
 
 def run_config_checks(prepared: list[tuple], collection: Collection, options: RunOptions, result: RunResult) -> None:
@@ -165,16 +257,17 @@ def run_config_checks(prepared: list[tuple], collection: Collection, options: Ru
     available = {"config"} if collection.configs else set()
     if collection.topology_nodes:
         available.add("topology")
+        available.update(k for n in collection.topology_nodes for k in n.available())  # ports, gids, interfaces...
     context = CheckContext(None, options, collection.configs, collection.topology_nodes)
     for rule, module, params in config_rules:
         missing = [need for need in module.NEEDS if need not in available]
         if missing:
-            reasons = getattr(module, "UNAVAILABLE", {})
+            reasons = {**getattr(module, "NEEDS_HELP", {}), **getattr(module, "UNAVAILABLE", {})}
             why = "; ".join(reasons.get(need, f"no {need} input" + (" (give --topology PATH)" if need == "topology" else ""))
                             for need in missing)
             result.notes.append(f"{rule.code} not run on config files: {why}")
             continue
         for name in set(node_of.values()):
             result.ran.setdefault(name, set()).add(rule.code)
-        for hit in module.check(context, params):
+        for hit in _hits(rule, module, context, params, result, "the config files"):
             result.findings.append(to_finding(rule, node_of.get(hit.location.path, "-"), hit))

@@ -7,6 +7,9 @@ Directives, in each file's own comment syntax:
   not blank or a comment, and the block below it (deeper-indented lines, and lines continued
   with a trailing backslash), so a directive above a YAML key covers its children.
 - ``# topolint: file-ignore[CODE,...] reason`` anywhere: the whole file.
+- ``# noqa: CODE,...`` (the directive ruff and flake8 users already write) covers its own line,
+  for topolint's own codes only: other tools' codes (``E501``, ``SC2086``) and a bare
+  ``# noqa`` are ignored, never TL004; a topolint code in it that matched nothing is TL004.
 - ``<!-- topolint: ignore[CODE,...] reason -->`` (XML): covers the next element and its
   descendants; ``<!-- topolint: file-ignore[...] -->`` the whole file.
 - Spans parsers attach to ``SourceFile.suppressions`` (``SuppressionSpan``), e.g. a Kubernetes
@@ -90,6 +93,9 @@ _XML_TOKEN = re.compile(
     r"|<(?P<start>[A-Za-z_][\w:.-]*)(?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*\s*(?P<close>/?)>",
     re.S,
 )
+# ruff's and flake8's directive: "# noqa: CODE[, CODE...]". Only topolint's own codes count; a
+# bare "# noqa" and other tools' codes (E501, SC2086) are not topolint's business.
+_NOQA = re.compile(r"(?:^|(?<=\s))#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*)", re.I)
 _XML_DIRECTIVE = re.compile(r"\s*topolint\s*:(?P<body>.*)\Z", re.S)
 
 
@@ -116,6 +122,10 @@ def scan_hash(source: SourceFile) -> Directives:
     found = Directives()
     lines = source.text.splitlines()
     for i, text in enumerate(lines):
+        noqa = _NOQA.search(text) if "noqa" in text.lower() else None
+        if noqa:  # covers its own line, like ruff's
+            codes = tuple(code.upper() for code in _codes(noqa.group("codes")))
+            found.spans.append(SuppressionSpan(source.path, i + 1, i + 1, codes, "", i + 1, noqa.start() + 1, "noqa"))
         match = _HASH.search(text)
         if not match:
             continue
@@ -137,10 +147,16 @@ def scan_hash(source: SourceFile) -> Directives:
 
 def _block_end(lines: list[str], directive: int) -> int:
     """Last line (1-based) of the block a directive standing alone on line ``directive`` covers."""
-    target = next((j for j in range(directive + 1, len(lines))
-                   if lines[j].strip() and not lines[j].lstrip().startswith("#")), None)
+    target, end = _block_span(lines, directive + 1)
+    return directive + 1 if target is None else end + 1
+
+
+def _block_span(lines: list[str], start: int) -> tuple[int | None, int]:
+    """(first, last) 0-based lines of the block that begins at the first line from ``start`` that
+    is not blank or a comment: deeper-indented lines and backslash continuations follow it."""
+    target = next((j for j in range(start, len(lines)) if _content(lines[j])), None)
     if target is None:
-        return directive + 1
+        return None, start
     base = _indent(lines[target])
     end = target
     while end + 1 < len(lines):
@@ -149,7 +165,19 @@ def _block_end(lines: list[str], directive: int) -> int:
             end += 1
         else:
             break
-    return end + 1
+    return target, end
+
+
+def _content(line: str) -> bool:
+    """Not blank and not a comment; Slurm's ``#SBATCH`` directives are content, not comments."""
+    stripped = line.lstrip()
+    return bool(stripped.strip()) and (not stripped.startswith("#") or stripped.startswith("#SBATCH"))
+
+
+def covering_block(lines: list[str], above: int, line: int) -> bool:
+    """Would a directive inserted on its own line above line ``above`` (1-based) cover ``line``?"""
+    target, end = _block_span(lines, above - 1)
+    return target is not None and target + 1 <= line <= end + 1
 
 
 def scan_xml(source: SourceFile) -> Directives:
@@ -216,11 +244,15 @@ def comment_syntax(source: SourceFile) -> str:
 
 def directives(source: SourceFile) -> Directives:
     """Comment directives in ``source`` plus the spans parsers attached to it."""
-    if "topolint" not in source.text:  # most files have none: skip the scan
+    if "topolint" not in source.text and not _has_noqa(source.text):  # most files have none: skip the scan
         return Directives(spans=list(source.suppressions))
     found = SCANNERS[comment_syntax(source)](source)
     found.spans.extend(source.suppressions)
     return found
+
+
+def _has_noqa(text: str) -> bool:
+    return re.search("noqa", text, re.I) is not None
 
 
 def annotation_spans(path: str, first_line: int, last_line: int, annotations: dict[str, str],
@@ -293,7 +325,8 @@ def apply(findings: list[Finding], sources: dict[str, SourceFile], rules: list[R
         found = directives(source)
         if not found.spans and not found.malformed:
             continue
-        tokens = [_Token(span, token, _resolve(token, rules)) for span in found.spans for token in span.codes]
+        tokens = [_Token(span, token, _resolve(token, rules)) for span in found.spans for token in span.codes
+                  if span.kind != "noqa" or token in by_code]  # noqa: only topolint's exact codes
         _mark(by_path.get(path, []), tokens, require_reason)
         if TL004 not in by_code:
             continue

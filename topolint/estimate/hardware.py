@@ -63,13 +63,14 @@ class NodeHardware:
     cpu_arch: str  # x86, power, arm, other
     nvswitch: bool
     notes: list[str] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)  # made-up bus id -> the name an entity uses
 
     @property
     def bus_ids(self) -> list[str]:
         return [g.bus_id for g in self.gpus]
 
     def gpu_entity(self, bus: str) -> str:
-        return gpu_entity(self.node, bus)
+        return gpu_entity(self.node, self.aliases.get(bus, bus))
 
     def gpu(self, bus: str) -> Gpu:
         return self.system.gpus[bus]
@@ -110,7 +111,8 @@ class NodeHardware:
         if pci is None:
             return Bottleneck(kind, f"{self.node}/{u[0]}/{u[1]}", round(bandwidth, 3), what)
         detail = f"{what}: PCIe x{pci.link_width or '16?'} at {pci.link_speed or 'unstated speed (NCCL reads Gen3)'}"
-        return Bottleneck.at("PCIe", pci_entity(self.node, pci.bus_id), bandwidth, detail, pci.loc)
+        return Bottleneck.at("PCIe", pci_entity(self.node, self.aliases.get(pci.bus_id, pci.bus_id)), bandwidth, detail,
+                             pci.loc)
 
     def _port(self, key: tuple) -> NetPort:
         return next(p for p in self.nets if p.key == key)
@@ -153,10 +155,15 @@ def _ports(system: System, node: str, gpus: list[Gpu]) -> list[NetPort]:
     return ports
 
 
-def node_hardware(system: System, node: str, gpus_per_node: int | None = None) -> NodeHardware:
+def node_hardware(system: System, node: str, gpus_per_node: int | None = None,
+                  aliases: dict[str, str] | None = None) -> NodeHardware:
     """The node's GPUs (the first ``gpus_per_node`` by device index when fewer are used)."""
     gpus = sorted(system.topology.gpus, key=lambda g: (g.dev if g.dev is not None else 1 << 20, g.bus_id))
     notes = []
+    if gpus_per_node is not None and gpus_per_node > len(gpus):
+        from topolint.estimate.results import EstimateError
+
+        raise EstimateError(f"{node} has {len(gpus)} GPUs in its topology, fewer than --gpus-per-node {gpus_per_node}")
     if gpus_per_node is not None and gpus_per_node < len(gpus):
         notes.append(f"{node}: {gpus_per_node} of its {len(gpus)} GPUs take part (the first by device index)")
         gpus = gpus[:gpus_per_node]
@@ -164,4 +171,14 @@ def node_hardware(system: System, node: str, gpus_per_node: int | None = None) -
     vendor, arch = _cpu_kind(system)
     nvswitch = any(("nvs", 0) in system.links.get(gpu_id(g.bus_id), {}) for g in gpus)
     return NodeHardware(node, system, gpus, _ports(system, node, gpus), min(sms) if sms else 0, vendor, arch,
-                        nvswitch, notes)
+                        nvswitch, notes, dict(aliases or {}))
+
+
+def distinct(hws: list[NodeHardware]) -> list[NodeHardware]:
+    seen, kept = set(), []
+    for hw in hws:
+        key = (hw.system.signature, tuple(hw.bus_ids))
+        if key not in seen:
+            seen.add(key)
+            kept.append(hw)
+    return kept

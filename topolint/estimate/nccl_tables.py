@@ -65,23 +65,91 @@ NET_OVERHEAD_INTEL, NET_OVERHEAD_AMD, NET_OVERHEAD_OTHER = 1.0, 2.0, 1.0
 RING_PLATEAU_PRE_AMPERE, RING_PLATEAU = 1.9, 1.4
 
 # src/graph/search.cc speedArrayIntra/Inter, sm90SpeedArrayIntra/Inter, sm100SpeedArrayIntra/Inter:
-# the per-channel bandwidths (GB/s) the graph search tries, fastest first.
-SPEEDS_INTRA = {
-    0: (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
-    90: (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
-    100: (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0),
+# the per-channel bandwidths (GB/s) the graph search tries, fastest first. Keyed by the first
+# release (minor version) that has the array, read at each minor's newest tag.
+_SPEEDS_DEFAULT_INTRA = (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0)
+_SPEEDS_DEFAULT_INTER = (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4,
+                         1.2, 0.24, 0.12)
+_SM90_INTER_18 = (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12)
+_SM90_INTER_19 = (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12)
+_LOW_INTER = (20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12)
+SPEEDS = {  # (sm class, inter) -> [(from minor, speeds)]
+    (90, False): [(17, (66.0, 33.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0)),
+                  (18, (60.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0)),
+                  (19, (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 6.0, 3.0)),
+                  (21, (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0))],
+    (90, True): [(17, (48.0, 45.0, 30.0, 24.0, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12)),
+                 (18, _SM90_INTER_18), (19, _SM90_INTER_19)],
+    (100, False): [(25, (90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0)),
+                   (27, (90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0)),
+                   (29, (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0))],
+    (100, True): [(25, _SM90_INTER_19),
+                  (27, (96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0) + _LOW_INTER),
+                  (29, (96.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0) + _LOW_INTER),
+                  (30, (96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0) + _LOW_INTER)],
 }
-SPEEDS_INTER = {
-    0: (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12),
-    90: (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12),
-    100: (96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4,
-          1.2, 0.24, 0.12),
-}
+SPEEDS_INTRA = {0: _SPEEDS_DEFAULT_INTRA, 90: SPEEDS[(90, False)][-1][1], 100: SPEEDS[(100, False)][-1][1]}
+SPEEDS_INTER = {0: _SPEEDS_DEFAULT_INTER, 90: SPEEDS[(90, True)][-1][1], 100: SPEEDS[(100, True)][-1][1]}
 
 
-def speeds(sm: int, inter: bool) -> tuple[float, ...]:
-    table = SPEEDS_INTER if inter else SPEEDS_INTRA
-    return table[100] if sm >= 100 else table[90] if sm >= 90 else table[0]
+def _at(history: list, minor: int):
+    value = history[0][1]
+    for since, entry in history:
+        if minor >= since:
+            value = entry
+    return value
+
+
+def speeds(sm: int, inter: bool, version=None) -> tuple[float, ...]:
+    """The search's speed table for the GPUs' SM and the NCCL version (newest when None).
+    Before NCCL knew Blackwell (2.25) an SM100 GPU is searched with the SM90 table."""
+    minor = version.minor if version is not None else 99
+    if sm >= 100 and minor >= 25:
+        return _at(SPEEDS[(100, inter)], minor)
+    if sm >= 90:
+        return _at(SPEEDS[(90, inter)], max(minor, 17))
+    return _SPEEDS_DEFAULT_INTER if inter else _SPEEDS_DEFAULT_INTRA
+
+
+def arch_index_for(sm: int, version=None) -> int:
+    """compCapIndex, capped at Hopper before NCCL 2.25 had Blackwell rows."""
+    index = arch_index(sm)
+    return min(index, 2) if version is not None and version.minor < 25 else index
+
+
+def ll_max_bw(index1: int, nodes: int, version=None) -> float:
+    """llMaxBws; its Hopper row was the Ampere one before 2.21 (tuning.cc at v2.20.5-1)."""
+    if index1 == 2 and version is not None and version.minor < 21:
+        return LL_MAX_BW[1][nodes]
+    return LL_MAX_BW[index1][nodes]
+
+
+def hw_latency(hw: str, algo: str, proto: int, version=None) -> float:
+    """hwLatencies, with the earlier values where they differ: Tree Simple 28 us on every hardware
+    before 2.23; NVLSTree over the network 14 us before 2.28 (20.9 after)."""
+    minor = version.minor if version is not None else 99
+    if algo == "tree" and proto == 2 and minor < 23:
+        return 28.0
+    if algo == "nvls_tree" and hw == "NET" and minor < 28:
+        return 14.0
+    return HW_LATENCY[hw][algo][proto]
+
+
+def base_latency(algo: str, proto: int, version=None) -> float:
+    """baseLatencies; Tree Simple had none before 2.23 (tuning.cc at v2.22.3-1)."""
+    if algo == "tree" and proto == 2 and version is not None and version.minor < 23:
+        return 0.0
+    return BASE_LATENCY[algo][proto]
+
+
+def pat_factor(version=None) -> float:
+    """PAT's bandwidth factor: 0.85 in 2.23, 0.75 from 2.24."""
+    return 0.85 if version is not None and version.minor == 23 else 0.75
+
+
+# Before 2.28 NVLS and NVLSTree took min(bwIntra, bwInter) per channel (bwInter / 2 for NVLSTree on
+# more than two nodes) and converted bus to algorithm bandwidth by 5/6 (tuning.cc at v2.27.7-1).
+LEGACY_NVLS_RATIO = 5.0 / 6.0
 
 
 # src/include/device.h MAXCHANNELS (64); rings and trees search at most MAXCHANNELS/2

@@ -61,6 +61,14 @@ class _Residual:
         for link in links:
             self.left[link] = round(self.left[link] + amount, 3)
 
+    def room(self, a: str, b: str) -> float:
+        """Bandwidth left on the narrowest link from GPU a to GPU b (0 when there is no path)."""
+        path = self.hw.system.raw_paths[a].get(gpu_id(b)) if a != b else None
+        if path is None:
+            return 0.0
+        nodes = [gpu_id(a), *path.via, gpu_id(b)]
+        return min(self.left.get(link, 0.0) for link in zip(nodes, nodes[1:]))
+
     def gpu_cost(self, a: str, b: str, speed: float) -> tuple[list[tuple], float]:
         """Links from GPU a to GPU b and what one channel costs on them (Intel P2P through a CPU x 6/5)."""
         path = self.hw.system.raw_paths[a].get(gpu_id(b))
@@ -110,7 +118,9 @@ def _chain(res: _Residual, gpus: list[str], start: str, end: str | None, speed: 
                     return False
                 taken.append((links, cost))
             return True
-        for nxt in gpus:
+        # Widest remaining path first, as NCCL scores next GPUs by path bandwidth
+        # (ncclTopoSearchNextGpuSort): it keeps channels from exhausting one link early.
+        for nxt in sorted(gpus, key=lambda g: -res.room(order[-1], g)):
             if nxt in order or (end is not None and nxt == end and len(order) < len(gpus) - 1):
                 continue
             links, cost = res.gpu_cost(order[-1], nxt, speed)
@@ -201,13 +211,15 @@ def _tightest(hw: NodeHardware, res: _Residual, speed: float, what: str) -> Bott
     if not used:
         bus = hw.bus_ids[0]
         return hw.nvlink_bottleneck(bus, hw.nvlink_total(bus), what)
-    _, _, u, v = min(used, key=lambda x: (x[1] - speed, x[0]))
+    # A saturated link (too little left for one more channel), the narrowest first: one slow rail
+    # or one narrow PCIe link is what stops the packing (cf. NVIDIA/nccl#307).
+    _, _, u, v = min(used, key=lambda x: (x[1] + _EPS >= speed, hw.system.links[x[2]][x[3]]["bw"], x[0]))
     return hw.link_bottleneck(u, v, hw.system.links[u][v]["bw"], what)
 
 
 def _best(hw: NodeHardware, inter: bool, limit: int, max_bw: float, min_channels: int = 1):
     best = (0, 0.0, None)
-    for speed in T.speeds(hw.sm, inter):
+    for speed in T.speeds(hw.sm, inter, hw.system.version):
         if speed > max_bw + _EPS:
             continue
         channels, res = _pack_inter(hw, speed, limit) if inter else _pack_intra(hw, speed, limit)
@@ -241,7 +253,8 @@ def ring_graph(hw: NodeHardware, nodes: int) -> Graph | None:
     channels, speed, res = _best(hw, inter, T.MAX_RING_CHANNELS, max_bw)
     if not channels:
         return None
-    what = "ring channels" + (" entering and leaving through the NICs" if inter else "")
+    what = ("ring channel" if channels == 1 else "ring channels") + (
+        " entering and leaving through the NICs" if inter else "")
     bottleneck = _tightest(hw, res, speed, f"{channels} {what} at {speed:g} GB/s each")
     graph = Graph("ring", channels, speed, speed, type_intra, type_inter, bottleneck)
     return _dup(graph, hw.sm, T.MAX_RING_CHANNELS)
@@ -264,7 +277,7 @@ def tree_graph(hw: NodeHardware, nodes: int, ring: Graph) -> Graph:
     if nodes != 2:
         return replace(ring, pattern="tree")
     best = ring.bw_intra
-    for speed in T.speeds(hw.sm, True):
+    for speed in T.speeds(hw.sm, True, hw.system.version):
         if speed <= best or speed > 2 * ring.bw_inter + _EPS:
             continue
         channels, _ = _pack_intra(hw, speed, ring.channels)
@@ -273,7 +286,7 @@ def tree_graph(hw: NodeHardware, nodes: int, ring: Graph) -> Graph:
     return replace(ring, pattern="tree", bw_intra=best)
 
 
-def _head_capacity(hw: NodeHardware, head: str) -> tuple[float, Bottleneck | None]:
+def head_capacity(hw: NodeHardware, head: str) -> tuple[float, Bottleneck | None]:
     """Network bandwidth one NVLS/CollNet head GPU can drive: its NICs, through the links they share."""
     res = _Residual(hw)
     total, tight = 0.0, None
@@ -305,7 +318,7 @@ def nvls_graph(hw: NodeHardware, nodes: int) -> Graph | None:
             return None
     slowest = min(hw.bus_ids, key=lambda b: hw.system.links[gpu_id(b)][("nvs", 0)]["bw"])
     nvlink = hw.system.links[gpu_id(slowest)][("nvs", 0)]["bw"]
-    intra = next((s for s in T.speeds(hw.sm, False) if (channels + 1) * s <= nvlink + _EPS), 0.0)
+    intra = next((s for s in T.speeds(hw.sm, False, hw.system.version) if (channels + 1) * s <= nvlink + _EPS), 0.0)
     if not intra:
         return None
     bottleneck = hw.nvlink_bottleneck(slowest, nvlink, f"{channels} NVLS channels at {intra:g} GB/s per NVSwitch "
@@ -321,9 +334,9 @@ def nvls_graph(hw: NodeHardware, nodes: int) -> Graph | None:
 
 def _heads_speed(hw: NodeHardware) -> tuple[float, Bottleneck | None]:
     heads = sorted({p.local_gpu for p in hw.nets if p.local_gpu})
-    capacities = [(_head_capacity(hw, h), h) for h in heads]
+    capacities = [(head_capacity(hw, h), h) for h in heads]
     (cap, tight), head = min(capacities, key=lambda x: x[0][0])
-    speed = next((s for s in T.speeds(hw.sm, True) if s <= cap + _EPS), 0.0)
+    speed = next((s for s in T.speeds(hw.sm, True, hw.system.version) if s <= cap + _EPS), 0.0)
     if tight is not None:
         tight = replace(tight, detail=f"network side of head GPU {hw.gpu(head).dev}: {cap:g} GB/s through its NICs "
                                       f"({tight.detail.lstrip(': ') or tight.link}), {speed:g} GB/s per channel")

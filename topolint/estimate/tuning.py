@@ -33,6 +33,7 @@ class Comm:
     has_nvls_tree: bool
     has_pat: bool
     nvswitch: bool
+    version: object = None  # NcclVersion: which of NCCL's tables and formulas apply
 
 
 @dataclass(frozen=True)
@@ -72,13 +73,23 @@ def _pat_enabled(comm: Comm) -> bool:
 
 
 def _bus_bw(coll: str, algo: str, proto: int, graph: Graph, comm: Comm, notes: list[str]) -> float:
-    arch = T.arch_index(comm.min_sm)
+    arch = T.arch_index_for(comm.min_sm, comm.version)
     nodes = T.nodes_index(comm.nodes)
     index1 = arch if comm.nodes == 1 else 1 if comm.cpu_vendor in ("amd", "mixed") else 0
     ppn = comm.ranks / comm.nodes
     collnet = algo in ("collnet_direct", "collnet_chain")
     bw = graph.bw_intra if comm.nodes <= 2 or collnet else graph.bw_inter
-    if algo in ("nvls", "nvls_tree"):
+    if algo in ("nvls", "nvls_tree") and not (comm.version is None or comm.version.nvls_efficiency_tuning):
+        # Before 2.28 (tuning.cc at v2.27.7-1): min(bwIntra, bwInter) per channel, bwInter / 2 for
+        # NVLSTree beyond two nodes; allgather/reducescatter NVLS min(bwIntra (ppn-1)/ppn, 0.9 bwInter).
+        if algo == "nvls" and coll != "allreduce":
+            bw = min(graph.bw_intra * (ppn - 1) / ppn, graph.bw_inter * 0.9 if comm.nodes > 1 else math.inf)
+        elif algo == "nvls":
+            bw = min(graph.bw_intra, graph.bw_inter) if comm.nodes > 1 else graph.bw_intra
+        else:
+            bw = min(graph.bw_intra, graph.bw_inter if comm.nodes <= 2 else graph.bw_inter / 2)
+        notes.append(f"per channel {bw:.1f} GB/s (NCCL before 2.28: min of bwIntra and bwInter, x 5/6)")
+    elif algo in ("nvls", "nvls_tree"):
         if graph.channels < 2:
             return 0.0
         intra = graph.bw_intra * T.NVLS_EFFICIENCY[arch] * (graph.channels - 1) / graph.channels
@@ -91,7 +102,7 @@ def _bus_bw(coll: str, algo: str, proto: int, graph: Graph, comm: Comm, notes: l
         notes.append(f"per channel {bw:.1f} GB/s, bound by {limit}")
     bus = graph.channels * bw
     if algo == "ring" and proto == 0:
-        bus = min(T.LL_MAX_BW[index1][nodes], bus * 0.5)
+        bus = min(T.ll_max_bw(index1, nodes, comm.version), bus * 0.5)
     if algo == "ring" and proto == 1:
         bus = min(bus * 0.92, graph.channels * T.PER_CH_MAX_RING_LL128_BW[arch][nodes])
     if algo == "tree" and coll == "allreduce":
@@ -100,12 +111,12 @@ def _bus_bw(coll: str, algo: str, proto: int, graph: Graph, comm: Comm, notes: l
             notes.append(f"NCCL's per-channel tree cap {T.PER_CH_MAX_TREE_BW[arch][nodes]:g} GB/s (perChMaxTreeBws)")
         bus = min(bus * 0.92, cap)
     if algo == "tree" and proto == 0:
-        bus = min(bus / 3.8, T.LL_MAX_BW[index1][nodes])
+        bus = min(bus / 3.8, T.ll_max_bw(index1, nodes, comm.version))
     if algo == "tree" and proto == 1:
         factor = 7.0 / 9.0 if comm.nodes == 1 else 120.0 / 128.0
         bus = min(bus * factor, graph.channels * T.PER_CH_MAX_TREE_LL128_BW[arch][nodes])
     if algo == "pat":
-        bus *= 0.75
+        bus *= T.pat_factor(comm.version)
     if collnet and proto != 2:
         return 0.0
     if algo == "collnet_direct":
@@ -120,7 +131,11 @@ def _bus_bw(coll: str, algo: str, proto: int, graph: Graph, comm: Comm, notes: l
     if algo in ("nvls", "collnet_direct") and coll in ("allgather", "reducescatter") and comm.nodes > 1:
         return 0.0  # needs a CollNet plugin with iallgather/ireducescatter, one GPU per head
     if not (algo != "ring" and coll in ("allgather", "reducescatter")):
-        ratio = comm.ranks / _nsteps(coll, comm.ranks) if algo in ("ring", "nvls", "nvls_tree") else 0.5
+        legacy = comm.version is not None and not comm.version.nvls_efficiency_tuning
+        if algo in ("nvls", "nvls_tree") and legacy:
+            ratio = T.LEGACY_NVLS_RATIO
+        else:
+            ratio = comm.ranks / _nsteps(coll, comm.ranks) if algo in ("ring", "nvls", "nvls_tree") else 0.5
         bus *= ratio
     return bus
 
@@ -129,16 +144,17 @@ def _latency(coll: str, algo: str, proto: int, graph: Graph, comm: Comm) -> floa
     intra_hw = "NVLINK" if graph.type_intra == "NVL" else "PCI"
     hw = intra_hw if comm.nodes == 1 else "NET"
     ppn = comm.ranks / comm.nodes
-    lat = T.BASE_LATENCY[algo][proto]
-    intra = T.HW_LATENCY[intra_hw][algo][proto]
-    inter = T.HW_LATENCY["NET"]["tree" if ppn == 1 else algo][proto]
+    version = comm.version
+    lat = T.base_latency(algo, proto, version)
+    intra = T.hw_latency(intra_hw, algo, proto, version)
+    inter = T.hw_latency("NET", "tree" if ppn == 1 else algo, proto, version)
     # graph->latencyInter is the NIC's latency attribute (0 in every dump seen); counted as 0.
     log_nodes = int(math.log2(comm.nodes)) if comm.nodes > 0 else 0
     if algo == "ring":
-        step = T.HW_LATENCY[hw][algo][proto]
+        step = T.hw_latency(hw, algo, proto, version)
         nsteps = _nsteps(coll, comm.ranks)
         if coll == "broadcast":
-            return lat + nsteps * (T.HW_LATENCY[hw]["tree"][proto] if proto == 2 else step)
+            return lat + nsteps * (T.hw_latency(hw, "tree", proto, version) if proto == 2 else step)
         overhead = 0.0
         if comm.nodes > 1:
             overhead = T.NET_OVERHEAD_AMD if comm.cpu_vendor == "amd" and comm.cpu_arch == "x86" else T.NET_OVERHEAD_INTEL

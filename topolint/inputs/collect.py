@@ -17,7 +17,7 @@ from pathlib import Path
 from topolint.inputs import config_names
 from topolint.inputs.config_names import walk_dot_file
 from topolint.inputs.sniff import sniff
-from topolint.inputs.source import InputError, SourceFile, decode_input, read_source
+from topolint.inputs.source import InputBudget, InputError, SourceFile, open_regular, read_source, read_stream
 from topolint.model.facts import GraphFile
 from topolint.model.node import NodeModel
 from topolint.parsers.registry import parse
@@ -41,6 +41,11 @@ class Collection:
     configs: list = field(default_factory=list)  # ConfigFile: infra files (model/config.py), not nodes
     topology_nodes: list[NodeModel] = field(default_factory=list)  # from --topology, for config rules
     unparsed: dict = field(default_factory=dict)  # path -> SourceFile read as text but not parsed (TL001)
+    internal_errors: list = field(default_factory=list)  # (input, "parser FORMAT", exception, node): parser bugs
+    # With collect(lazy=True): parses a node's pending machine outputs. The runner calls it just
+    # before checking the node and drops the facts after, so a cluster's facts are never all in
+    # memory at once (a 2,000-node folder: issue 7).
+    materialize: object = None
 
 
 @lru_cache(maxsize=4096)
@@ -61,10 +66,12 @@ def display_path(path: Path | str) -> str:
     return f"{shown.rstrip('/')}/{name}" if shown else name
 
 
-def _walk_files(folder: Path, exclude=None) -> list[str]:
-    """Files below ``folder``, sorted, as path strings (a cluster walk names thousands)."""
+def _walk_files(folder: Path, exclude=None, onerror=None) -> list[str]:
+    """Files below ``folder``, sorted, as path strings (a cluster walk names thousands).
+    Symlinked folders are not followed (no loops); ``onerror`` gets each folder that cannot be
+    listed."""
     found = []
-    for root, dirs, files in os.walk(folder):
+    for root, dirs, files in os.walk(folder, onerror=onerror):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (exclude and exclude(os.path.join(root, d))))
         found.extend(os.path.join(root, f) for f in sorted(files)
                      if (not f.startswith(".") or walk_dot_file(f)) and not (exclude and exclude(os.path.join(root, f))))
@@ -72,17 +79,24 @@ def _walk_files(folder: Path, exclude=None) -> list[str]:
 
 
 class _Collector:
-    def __init__(self, exclude=None, defer: bool = False) -> None:
+    def __init__(self, exclude=None, defer: bool = False, budget: InputBudget | None = None,
+                 lazy: bool = False) -> None:
         self.result = Collection()
+        self.lazy = lazy
+        self.budget = budget or InputBudget()
         self.exclude = exclude  # Path -> bool: files and folders a folder walk skips (config excludes)
         self.defer = defer  # leave machine outputs unparsed until the result cache was asked
 
     def load(self, source: SourceFile | None, path: str, node: NodeModel, explicit: bool,
              loader=None, hint: str | None = None) -> None:
         """``hint``: the format a bundle manifest names, for outputs no content identifies."""
+        fmt = None
         try:
             if source is None:
                 source = loader()
+                if not self.budget.charge(source):
+                    self.over_budget(path, node)
+                    return
             fmt = config_names.by_name(path) or config_names.shebang(source.text) or sniff(source.text) or hint
             if fmt is None:
                 if explicit:
@@ -103,9 +117,23 @@ class _Collector:
             if source is not None:
                 self.result.unparsed[source.path] = source  # reports can still show the line
             self.unreadable(exc, path, node, explicit)
+        except Exception as exc:  # noqa: BLE001 - a parser bug: an internal error (exit 2), the run goes on
+            self.parser_bug(path, fmt, exc, node, source)
+
+    def parser_bug(self, path: str, fmt: str | None, exc: Exception, node: NodeModel, source) -> None:
+        self.result.internal_errors.append((path, f"parser {fmt or 'sniff'}", exc, node.name))
+        node.sources.pop(path, None)
+        if source is not None:
+            self.result.unparsed[source.path] = source
+
+    def over_budget(self, path: str, node: NodeModel) -> None:
+        if self.budget.refused == 1:
+            self.problem("TL001", path, 1, 0, f"not read: the run's inputs passed the total input limit of "
+                         f"{self.budget.limit} bytes (--max-total-input raises it); later files are not read either",
+                         node.name)
 
     def unreadable(self, exc: InputError, path: str, node: NodeModel, explicit: bool) -> None:
-        if explicit or _recognisable(exc):
+        if explicit or _recognisable(exc, path):
             self.problem("TL001", exc.path, exc.line, exc.column, exc.message, node.name)
         else:
             self.result.notes.append(f"{path}: skipped, {exc.message}")
@@ -120,11 +148,22 @@ class _Collector:
                 self.result.unparsed[source.path] = node.sources.pop(source.path)
                 self.unreadable(exc, source.path, node, explicit)
                 continue
+            except Exception as exc:  # noqa: BLE001 - a parser bug: an internal error (exit 2)
+                self.parser_bug(source.path, fmt, exc, node, source)
+                continue
             node.add(facts)
             if isinstance(facts, GraphFile):
                 from topolint.parsers.nccl_graph_xml import summarise
 
                 node.notes.append(f"{source.path}: NCCL graph XML ({summarise(facts)})")
+                self.result.notes.append(node.notes[-1])
+            elif fmt in ("nccl-tests", "nccl-log"):
+                from topolint.parsers.nccl_tests import summarise as summarise_measured
+
+                node.notes.append(f"{source.path}: {fmt} ({summarise_measured(facts)})")
+                self.result.notes.append(node.notes[-1])
+            for note in getattr(facts, "verbose_notes", lambda: [])():  # what a parsed file says for --verbose
+                node.notes.append(f"{source.path}: {note}")
                 self.result.notes.append(node.notes[-1])
 
     def settle(self, cache) -> None:
@@ -141,18 +180,22 @@ class _Collector:
                     node.pending = []
                     self.result.notes.extend(node.cached["collect_notes"])
                     continue
-            self.materialize(node)
+            if not self.lazy:
+                self.materialize(node)
 
     def config(self, config, source: SourceFile, path: str, node: NodeModel) -> None:
         """Infra files go to Collection.configs; their sources stay with the node for reports."""
         for skipped in config.skipped:
-            self.result.notes.append(f"{path}:{skipped.line}: skipped, {skipped.reason}")
+            self.result.notes.append(f"{skipped.path or path}:{skipped.line}: skipped, {skipped.reason}")
         if config.format == "helm-template":
             return
         if not config.has_content():
             self.result.notes.append(f"{path}: skipped, {config.format} file with no NCCL settings or launch options")
             return
         node.sources[source.path] = source
+        for sourced in config.included:  # shell `source`: findings point into these files too
+            sourced.format = sourced.format or "shell"
+            node.sources.setdefault(sourced.path, sourced)
         self.result.configs.append(config)
         self.result.notes.append(f"{path}: {config.format} config, {len(config.settings)} NCCL settings, "
                                  f"{len(config.launch)} launch facts")
@@ -165,7 +208,12 @@ class _Collector:
         self.load(None, path, node, explicit, loader=lambda: read_source(path, real), hint=hint)
 
     def walk(self, folder: Path) -> list[str]:
-        return _walk_files(folder, self.exclude)
+        return _walk_files(folder, self.exclude, self.unlistable)
+
+    def unlistable(self, error: OSError) -> None:
+        """A folder that cannot be listed is TL001: the files in it would be lost silently."""
+        path = display_path(error.filename) if error.filename else "?"
+        self.problem("TL001", path, 1, 0, f"cannot list folder: {error.strerror or error}", "-")
 
     def bundle(self, folder: Path) -> NodeModel | None:
         """A node bundle (inputs/bundle.py) when the folder has a manifest."""
@@ -178,15 +226,19 @@ class _Collector:
         node = self.bundle(folder)
         if node is not None:
             return [node]
-        with os.scandir(folder) as entries:  # d_type from the listing: no stat per entry
-            visible = [(Path(e.path), e.is_dir()) for e in entries
-                       if (not e.name.startswith(".") or walk_dot_file(e.name))
-                       and not (self.exclude and self.exclude(e.path))]
+        try:
+            with os.scandir(folder) as entries:  # d_type from the listing: no stat per entry
+                visible = [(Path(e.path), e.is_dir()) for e in entries
+                           if (not e.name.startswith(".") or walk_dot_file(e.name))
+                           and not (self.exclude and self.exclude(e.path))]
+        except OSError as exc:
+            self.unlistable(exc)
+            return []
         top_files = sorted(p for p, is_dir in visible if not is_dir)
         subfolders = sorted(p for p, is_dir in visible if is_dir)
         if any(_quick_sniff(p) for p in top_files) or not subfolders:
             node = NodeModel(name=folder.resolve().name)
-            for path in _walk_files(folder, self.exclude):
+            for path in self.walk(folder):
                 self.load_file(path, node, explicit=False)
             return [node]
         for path in top_files:
@@ -198,7 +250,7 @@ class _Collector:
                 nodes.append(node)
                 continue
             node = NodeModel(name=sub.name)
-            for path in _walk_files(sub, self.exclude):
+            for path in self.walk(sub):
                 self.load_file(path, node, explicit=False)
             nodes.append(node)
         return nodes
@@ -206,43 +258,67 @@ class _Collector:
 
 def _quick_sniff(path: Path) -> bool:
     try:
-        with path.open("rb") as handle:
+        with os.fdopen(open_regular(str(path), path), "rb") as handle:
             head = handle.read(65536)
         text = head.decode("utf-8", errors="replace")
         return bool(config_names.by_name(path.name) or config_names.shebang(text) or sniff(text))
-    except OSError:
+    except (OSError, InputError):
         return False
 
 
-def _recognisable(exc: InputError) -> bool:
-    """A folder walk reports read errors only for files it recognised (malformed XML)."""
+def _recognisable(exc: InputError, path: str) -> bool:
+    """A folder walk reports read errors only for files it recognised: malformed content of a
+    known format, and files it knows by name or by the start of their content that cannot be
+    read whole (NUL byte, not UTF-8, over the size limit, no permission). FIFOs, devices and
+    sockets are skipped (listed with --verbose)."""
     from topolint.inputs.fabric_sniff import MALFORMED as FABRIC_MALFORMED
 
+    if exc.special:
+        return False
+    if config_names.by_name(path) or (exc.head and (config_names.shebang(exc.head) or sniff(exc.head))):
+        return True
+    if exc.head is None and exc.message.startswith("cannot read") and _looks_like_input(path):
+        return True
     return exc.message.startswith(("malformed XML", "malformed YAML", "Python syntax error",
                                     "malformed nvidia-smi nvlink", "malformed nccl-tests output",
                                     "malformed NCCL log") + FABRIC_MALFORMED)
 
 
+_INPUT_SUFFIXES = (".xml", ".txt", ".log", ".out", ".yaml", ".yml", ".json", ".sh", ".sbatch", ".env",
+                   ".conf", ".py", ".toml")
+
+
+def _looks_like_input(path: str) -> bool:
+    """A file a walk cannot open at all is reported when its name says what it holds."""
+    return path.lower().endswith(_INPUT_SUFFIXES) or "topo" in os.path.basename(path).lower()
+
+
 def collect(paths: list[str], node_name: str | None = None, stdin_filename: str | None = None,
-            stdin=None, exclude=None, topology: str | None = None, cache=None) -> Collection:
+            stdin=None, exclude=None, topology: str | None = None, cache=None,
+            budget: InputBudget | None = None, lazy: bool = False) -> Collection:
     """``exclude`` (Path -> bool) applies to what folder walks find; the caller filters the paths
     it names (``--force-exclude``). ``topology`` (``--topology``: a dump, a matrix, a node folder
-    or a cluster folder) is read as nodes that config rules check settings against."""
+    or a cluster folder) is read as nodes that config rules check settings against. ``lazy``:
+    machine outputs stay unparsed until ``Collection.materialize(node)`` (the runner's job)."""
     if topology is not None:
-        result = collect(paths, node_name, stdin_filename, stdin, exclude, cache=cache)
-        known = collect([topology], exclude=exclude)
+        # Not cached: what a node's measurements are judged against depends on the topology given.
+        budget = budget or InputBudget()
+        result = collect(paths, node_name, stdin_filename, stdin, exclude, cache=None, budget=budget)
+        known = collect([topology], exclude=exclude, budget=budget)
         result.topology_nodes = [n for n in known.nodes if n.available()]
         result.nodes.extend(n for n in known.nodes if n.available())
         result.problems.extend(known.problems)
         result.notes.extend(known.notes)
         result.configs.extend(known.configs)
         return result
-    collector = _Collector(exclude, defer=cache is not None)
+    lazy = lazy and topology is None
+    collector = _Collector(exclude, defer=cache is not None or lazy, budget=budget, lazy=lazy)
+    collector.result.materialize = collector.materialize if lazy else None
     named_files: list[str] = []
     for raw in paths:
-        if raw == "-" or Path(raw).is_file():
-            named_files.append(raw)
-        elif Path(raw).is_dir():
+        if raw == "-" or (os.path.lexists(raw) and not os.path.isdir(raw)):
+            named_files.append(raw)  # FIFOs, devices and link loops too: reading says what they are
+        elif os.path.isdir(raw):
             collector.result.nodes.extend(collector.folder(Path(raw)))
         else:
             collector.problem("TL001", raw, 1, 0, "no such file or directory", node_name or "-")
@@ -254,11 +330,14 @@ def collect(paths: list[str], node_name: str | None = None, stdin_filename: str 
             if raw == "-":
                 path = stdin_filename or "-"
                 stream = stdin if stdin is not None else sys.stdin.buffer
-                collector.load(None, path, node, True,
-                               loader=lambda p=path: SourceFile(p, decode_input(p, stream.read())))
+                collector.load(None, path, node, True, loader=lambda p=path: read_stream(p, stream))
             else:
                 collector.load_file(Path(raw), node, explicit=True)
         collector.result.nodes.insert(0, node)
+    if any(config.format == "envfile" for config in collector.result.configs):
+        from topolint.inputs import env_consumers
+
+        env_consumers.settle(collector.result)
     if cache is not None:
         collector.settle(cache)
     return collector.result

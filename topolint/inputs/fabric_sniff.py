@@ -13,21 +13,25 @@ FABRIC_FORMATS = {IBSTAT, IBSTATUS, IBV_DEVINFO, IBDEV2NETDEV, SHOW_GIDS, MLNX_Q
                   IP_ROUTE, MOUNTS}
 
 _HEAD = 8192
-_IBSTAT = re.compile(r"^\s*CA '[^'\s]+'\s*\n\s*(?:CA type|Number of ports|Firmware version|Port \d+):", re.M)
-_IBSTATUS = re.compile(r"^\s*Infiniband device '[^'\s]+' port \d+ status:\s*$", re.M)
-_IBV_DEVINFO = re.compile(r"^\s*hca_id:\s*\S+\s*\n\s*(?:transport|fw_ver|node_guid):", re.M)
-_IBDEV2NETDEV = re.compile(r"\A(?:[^\n]*ibdev2netdev[^\n]*\n)?\s*(?:[0-9a-fA-F:.]+\s+)?[A-Za-z][\w.-]*(?:\s+\([^\n]*?\)[^\n]*?)?"
-                           r"\s+port\s+\d+(?:\s+\([A-Z_]+\))?\s+==>\s")
-_SHOW_GIDS = re.compile(r"^\s*DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV\s*$", re.M)
-_MLNX_QOS = re.compile(r"^\s*(?:PFC configuration:|Priority trust state:|dscp2prio mapping:|tc: \d+ ratelimit:|"
-                       r"[^\n]*\bprio-pfc\s+\d:(?:on|off)|dscp-prio\s+\d+:\d)", re.M)
-_SYSFS = re.compile(r"\A\s*(?:/sys/class/(?:net|infiniband)/\S+?(?::|\s=\s)|[^\n]*[#$]\s*cat\s+/sys/class/(?:net|infiniband)/)")
-_ETHTOOL = re.compile(r"^(?:[^\n]*?:\s*)?Settings for [^\s:]+:\s*$", re.M)
-_ETHTOOL_FIELDS = re.compile(r"^\s+Speed: (?:\d+Mb/s|Unknown!)\s*$.*^\s+(?:Duplex|Link detected|Auto-negotiation|Lanes):",
-                             re.M | re.S)
+# Leading blanks are [ \t]*, never \s*: with re.M a \s* at each line start runs over the blank lines
+# below it, which makes a file of blank lines quadratic.
+_IBSTAT = re.compile(r"^[ \t]*CA '[^'\s]+'[ \t]*\r?\n[ \t]*(?:CA type|Number of ports|Firmware version|Port \d+):", re.M)
+_IB_FAILED = re.compile(r"\A\s*(?:ib(?:warn|panic): \[\d+\] |Failed to get IB devices list|No IB devices found)")
+_IBSTATUS = re.compile(r"^[ \t]*Infiniband device '[^'\s]+' port \d+ status:[ \t]*\r?$", re.M)
+_IBV_DEVINFO = re.compile(r"^[ \t]*hca_id:[ \t]*\S+[ \t]*\r?\n[ \t]*(?:transport|fw_ver|node_guid):", re.M)
+_SHOW_GIDS = re.compile(r"^[ \t]*DEV[ \t]+PORT[ \t]+INDEX[ \t]+GID[ \t]+IPv4[ \t]+VER[ \t]+DEV[ \t]*\r?$", re.M)
+_MLNX_QOS = re.compile(r"^(?:[ \t]*(?:PFC configuration:|Priority trust state:|dscp2prio mapping:|tc: \d+ ratelimit:|"
+                       r"dscp-prio\s+\d+:\d)|[^\n]*?\bprio-pfc\s+\d:(?:on|off))", re.M)
+# After \A\s* each alternative starts at a non-blank (\S), so the blanks cannot be split two ways.
+_SYSFS = re.compile(r"\A\s*(?:/sys/class/(?:net|infiniband)/\S+?(?::|\s=\s)"
+                    r"|(?=\S)[^\n#$]*[#$]\s*(?:cat|grep(?:\s+-\w+)*\s+\.)\s+/sys/class/(?:net|infiniband)/)")
+_ETHTOOL = re.compile(r"^(?:[^\n]*?:[ \t]*)?Settings for [^\s:]+:[ \t]*\r?$", re.M)
+_ETHTOOL_SPEED = re.compile(r"^[ \t]+Speed: (?:\d+Mb/s|Unknown!)[ \t]*\r?$", re.M)
+_ETHTOOL_FIELDS = re.compile(r"^[ \t]+(?:Duplex|Link detected|Auto-negotiation|Lanes):", re.M)
 _IP_ADDR = re.compile(r"^\d+: [^\s:]+: <[A-Z0-9_,-]*> mtu \d+", re.M)
 _IP_JSON_ADDR = re.compile(r'\A\s*\[\s*\{.{0,2000}?"ifname"\s*:.{0,2000}?"(?:addr_info|operstate)"', re.S)
-_IP_ROUTE = re.compile(r"\A(?:\s*[^\n]*[#$] ip [^\n]*\n)?\s*(?:default via \S+|(?:\d{1,3}\.){3}\d{1,3}(?:/\d+)? (?:via \S+ )?dev \S+)")
+_IP_ROUTE = re.compile(r"\A\s*(?:(?=\S)[^\n#$]*[#$] ip [^\n]*\n\s*)?"
+                       r"(?:default via \S+|(?:\d{1,3}\.){3}\d{1,3}(?:/\d+)? (?:via \S+ )?dev \S+)")
 _IP_JSON_ROUTE = re.compile(r'\A\s*\[\s*\{\s*"(?:type"\s*:\s*"\w+"\s*,\s*")?dst"\s*:')
 _MOUNT_LINE = re.compile(
     r"^(?:\S+ on /\S* type \S+ \([^\n]*\)"  # mount
@@ -35,6 +39,42 @@ _MOUNT_LINE = re.compile(
     r"|\d+ \d+ \d+:\d+ \S+ +/\S* \S+(?: \S+)*? - \S+ \S+ \S+"  # mountinfo
     r"|/\S* from \S+:\S*)\s*$",  # nfsstat -m
     re.M)
+
+
+_STATE_WORD = re.compile(r"\(([A-Za-z_]+)\)")
+_NETDEV_STATE = re.compile(r"\((Up|Down)\)")
+
+
+def ibdev2netdev_fields(line: str) -> dict | None:
+    """The parts of one ``ibdev2netdev`` line by its tokens (linear, no backtracking): ``HCA port N
+    ==> NETDEV (Up|Down)``; ``-v`` adds a PCI address first, a description and ``(STATE)``; a paste
+    may add a ``# comment``. None when the line is not one."""
+    left, arrow, right = line.partition("==>")
+    if not arrow:
+        return None
+    tokens = left.split()
+    if len(tokens) >= 3 and _STATE_WORD.fullmatch(tokens[-1]):
+        state, tokens = tokens[-1][1:-1], tokens[:-1]
+    else:
+        state = None
+    if len(tokens) < 3 or tokens[-2] != "port" or not tokens[-1].isdigit() or len(tokens[-1]) > 3:
+        return None
+    pci = tokens[0] if ":" in tokens[0] and "." in tokens[0] and len(tokens) > 3 else None
+    hca = tokens[1] if pci else tokens[0]
+    words = right.split("#", 1)[0].split()
+    if not words or not _NETDEV_STATE.fullmatch(words[-1]) or len(words) > 2:
+        return None
+    netdev = words[0] if len(words) == 2 else None
+    if not re.fullmatch(r"[A-Za-z][\w.-]*", hca) or (netdev and "(" in netdev):
+        return None
+    return {"pci": pci, "hca": hca, "port": tokens[-1], "state": state, "netdev": netdev, "up": words[-1] == "(Up)"}
+
+
+def _ibdev2netdev(head: str) -> bool:
+    lines = [line for line in head.splitlines()[:4] if line.strip()]
+    if lines and "ibdev2netdev" in lines[0] and "==>" not in lines[0]:
+        lines = lines[1:]
+    return bool(lines) and ibdev2netdev_fields(lines[0][:4096]) is not None
 
 
 def _first_lines(text: str, count: int = 3) -> list[str]:
@@ -47,9 +87,11 @@ def fabric_format(text: str) -> str | None:
         return IBSTAT
     if _IBSTATUS.search(head):
         return IBSTATUS
+    if _IB_FAILED.match(head):  # the tool ran and failed: a fact too (NET005 does not conclude "only link")
+        return IBV_DEVINFO if head.lstrip().startswith(("Failed", "No IB")) else IBSTAT
     if _IBV_DEVINFO.search(head):
         return IBV_DEVINFO
-    if _IBDEV2NETDEV.match(head):
+    if _ibdev2netdev(head):
         return IBDEV2NETDEV
     if _SHOW_GIDS.search(head):
         return SHOW_GIDS
@@ -57,7 +99,7 @@ def fabric_format(text: str) -> str | None:
         return MLNX_QOS
     if _SYSFS.match(head):
         return SYSFS_DUMP
-    if _ETHTOOL.search(head) or _ETHTOOL_FIELDS.search(head):
+    if _ETHTOOL.search(head) or (_ETHTOOL_SPEED.search(head) and _ETHTOOL_FIELDS.search(head)):
         return ETHTOOL
     if _IP_ADDR.search(head) or _IP_JSON_ADDR.match(head):
         return IP_ADDR

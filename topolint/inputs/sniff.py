@@ -43,6 +43,61 @@ def _nvidia_smi_nvlink(text: str) -> str | None:
     return NVIDIA_SMI_NVLINK if _NVLINK_HEAD.match(text) else None
 
 
+LSPCI = "lspci"
+_LSPCI_HEADER = re.compile(r"(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^\n:]*[^\s:]:? ?[^\n]*")
+_LSPCI_TREE = re.compile(r"\s*-(?:\+-)?\[[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}\]-")
+_LSPCI_EXCERPT = re.compile(r"^[ \t]+(?:LnkCap|LnkSta|ACSCtl|ACSCap|Capabilities):[ \t]", re.M)
+
+
+def _lspci(text: str) -> str | None:
+    """lspci: a first line that is a device header (``-vvv``, lists) or a tree root, or an indented
+    excerpt whose lines include link or ACS fields (a grep, a pasted fragment)."""
+    first = text.lstrip("\r\n").split("\n", 1)[0].rstrip()
+    if _LSPCI_TREE.match(first) or (": " in first and _LSPCI_HEADER.fullmatch(first)):
+        return LSPCI
+    if first[:1] in (" ", "\t") and _LSPCI_EXCERPT.search(text):
+        return LSPCI
+    return None
+
+
+DMESG = "dmesg"
+_DMESG_LINE = re.compile(r"(?:<\d>)?\[ *\d+\.\d+\] |[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: ")
+
+
+def _dmesg(text: str) -> str | None:
+    """``dmesg`` (``[    0.000000] ...``) or ``journalctl -k`` (``Dec 01 09:00:00 host kernel: ...``)."""
+    return DMESG if _DMESG_LINE.match(text.lstrip("\r\n")) else None
+
+
+CMDLINE = "cmdline"
+_CMDLINE = re.compile(r"(?:^|\s)(?:BOOT_IMAGE|root|initrd)=\S")
+
+
+def _cmdline(text: str) -> str | None:
+    """``/proc/cmdline``: one line of kernel parameters."""
+    body = text.strip()
+    return CMDLINE if body and "\n" not in body and _CMDLINE.search(body) else None
+
+
+NUMACTL = "numactl"
+_NUMACTL = re.compile(r"\s*available: \d+ nodes? \(")
+
+
+def _numactl(text: str) -> str | None:
+    """``numactl -H`` / ``--hardware``: starts ``available: N nodes (a-b)``."""
+    return NUMACTL if _NUMACTL.match(text) else None
+
+
+HWLOC = "hwloc"
+_HWLOC_ROOT = re.compile(r"<topology[\s>]")
+
+
+def _hwloc(text: str) -> str | None:
+    """hwloc / lstopo XML: a ``<topology>`` root after the declaration and DOCTYPE."""
+    prologue = _XML_PROLOGUE.match(text)
+    return HWLOC if _HWLOC_ROOT.match(text[prologue.end():] if prologue else text) else None
+
+
 NCCL_TESTS = "nccl-tests"
 NCCL_LOG = "nccl-log"
 _LAUNCHER_TAG = r"(?:\[\d+,\d+\]<std(?:out|err)>:|\[(?:rank|default)\d+\]:\s?|\d+: )?"
@@ -74,14 +129,26 @@ DETECTORS = [
     _nccl_xml,
     _nvidia_smi_topo,
     _nvidia_smi_nvlink,
+    _hwloc,
+    _numactl,
+    _lspci,
+    _dmesg,
+    _cmdline,
     _nccl_tests,  # before the log: nccl-tests output often carries its ranks' INFO lines
     _nccl_log,
 ]
 
-# Fabric outputs (ibstat family, GIDs, RoCE QoS, ethtool, ip, mounts): topolint/inputs/fabric_sniff.py.
-from topolint.inputs.fabric_sniff import FABRIC_DETECTORS  # noqa: E402
 
-DETECTORS.extend(FABRIC_DETECTORS)
+
+def _fabric(text: str) -> str | None:
+    """Fabric outputs (ibstat family, GIDs, RoCE QoS, ethtool, ip, mounts): topolint/inputs/fabric_sniff.py,
+    imported on the first file sniffed (a config-only run never needs its patterns)."""
+    from topolint.inputs.fabric_sniff import fabric_format
+
+    return fabric_format(text)
+
+
+DETECTORS.append(_fabric)
 
 # Config formats (infra files) by content, after the machine outputs; names and shebangs come
 # first in collect.py. Imported here so a detector list stays the one place to look.

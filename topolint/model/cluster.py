@@ -11,10 +11,9 @@ def cluster_graph(nodes: list[NodeModel], version: NcclVersion):
 
     Hosts are not linked to each other: what joins them (the fabric) is not in any input yet.
     """
-    import networkx as nx
+    from topolint.model.system import System, networkx
 
-    from topolint.model.system import System
-
+    nx = networkx()
     cluster = nx.DiGraph()
     for node in nodes:
         for topology in node.topologies:

@@ -71,6 +71,7 @@ class LaunchFact:
 class SkippedLine:
     line: int
     reason: str
+    path: str | None = None  # a file the config's file sources; None: the config's own file
 
 
 @dataclass
@@ -82,6 +83,8 @@ class ConfigFile:
     skipped: list[SkippedLine] = field(default_factory=list)
     scopes: dict[str, str] = field(default_factory=dict)  # container scope -> spec kind (pod, compose...)
     names: dict[str, str] = field(default_factory=dict)  # ConfigMap/Secret scope -> object name
+    included: list = field(default_factory=list)  # SourceFile of each file it sources (shell), for reports
+    env_files: list[str] = field(default_factory=list)  # real paths it passes to docker run --env-file
 
     def has_content(self) -> bool:
         return bool(self.settings or self.launch)

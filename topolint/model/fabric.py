@@ -29,12 +29,14 @@ class IbPort(Fact):
 
     hca: str
     port: int
+    tool: Optional[str] = None  # ibstat, ibstatus, ibv_devinfo
     state: Optional[str] = None
     phys_state: Optional[str] = None
     rate_gbps: Optional[float] = None
     link_layer: Optional[str] = None  # "infiniband" or "ethernet"
     model: Optional[str] = None  # CA type MT4129 / vendor_part_id 4129, as "MT4129"
     firmware: Optional[str] = None
+    system_guid: Optional[str] = None  # one card's ports share it (ibstat System image GUID, sys_image_guid)
     lid: Optional[int] = None
     active_mtu: Optional[int] = None  # bytes
     max_mtu: Optional[int] = None
@@ -64,6 +66,7 @@ class NetdevLink(Fact):
     port: int
     netdev: Optional[str] = None
     netdev_up: Optional[bool] = None
+    pci: Optional[str] = None  # -v: the HCA's PCI address, normalised (0000:17:00.0)
     loc: Location
 
 
@@ -211,10 +214,19 @@ class Mount(Fact):
         return host.strip("[]") if sep and host else None
 
 
+# Network filesystems STOR001 does not judge: their mount options do not name the addresses used.
+OTHER_NETWORK_FS = ("lustre", "gpfs", "wekafs", "beegfs", "cifs", "smb3", "ceph", "glusterfs", "9p", "fuse.weka",
+                    "fuse.beegfs", "fuse.glusterfs", "fuse.sshfs", "fuse.juicefs", "fuse.s3fs")
+
+
 class MountsFile(FabricFile):
     KIND: ClassVar[str] = "mounts"
     form: str  # proc-mounts, mountinfo, mount, nfsstat
     mounts: list[Mount] = []
+
+    def verbose_notes(self) -> list[str]:
+        return [f"line {m.loc.line}: {m.fstype} {m.source} on {m.mountpoint} not judged by STOR001 (only NFS "
+                "names its server and client addresses)" for m in self.mounts if m.fstype in OTHER_NETWORK_FS][:20]
 
 
 class SysfsDump(FabricFile):
@@ -231,6 +243,14 @@ class SysfsDump(FabricFile):
 
 
 FABRIC_KINDS = (PortsFile, NetdevMap, GidTable, QosFile, SysfsDump, EthtoolFile, InterfacesFile, RoutesFile, MountsFile)
+
+
+# Interfaces that are not the node's network: loopback, containers, bridges, tunnels, CNI overlays.
+VIRTUAL_PREFIXES = ("docker", "veth", "virbr", "br-", "cali", "tun", "flannel", "cni", "vxlan", "kube-ipvs")
+
+
+def virtual_interface(name: str) -> bool:
+    return name == "lo" or name.startswith(VIRTUAL_PREFIXES)
 
 
 def netdev_entity(node: str, name: str) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from topolint.model.schema import ConfigDict, Field
+from topolint.model.schema import Model as BaseModel
 
 DeviceKind = Literal["gpu", "nic", "bridge", "nvswitch", "cpu", "other", "unknown"]
 TopologyKind = Literal["dump", "static"]
@@ -41,9 +42,6 @@ def build(cls, **values):
             data[name] = factory()
     obj = cls.__new__(cls)
     object.__setattr__(obj, "__dict__", data)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
     return obj
 
 

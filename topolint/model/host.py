@@ -56,6 +56,7 @@ class LspciDevice(Fact):
     subordinate_bus: Optional[int] = None
     lnk_cap: Optional[PciLinkState] = None
     lnk_sta: Optional[PciLinkState] = None
+    lnk_cap2_max_gts: Optional[float] = None  # LnkCap2 "Supported Link Speeds: 2.5-32GT/s" -> 32
     acs_ctl: Optional[AcsControl] = None
     capabilities_denied: Optional[Location] = None  # "Capabilities: <access denied>" (not root)
     parent: Optional[str] = None  # the bridge above (from bus numbers or the tree)
@@ -147,7 +148,9 @@ class HwlocObject(Fact):
     index: Optional[int] = None  # os_index
     name: Optional[str] = None  # OS device name: mlx5_0, ib0, nvml0, cuda0
     subtype: Optional[str] = None  # OSDev subtype: CUDA, NVML, OpenFabrics, NVSwitch
+    osdev_class: Optional[str] = None  # from osdev_type: openfabrics, network, gpu, coproc, storage, dma, memory
     bus_id: Optional[str] = None  # PCI address of PCIDev/Bridge (or the OSDev's PCI parent)
+    parent_bus_id: Optional[str] = None  # the PCI object above a PCIDev/Bridge (None: under a host bridge)
     pci_type: Optional[str] = None  # "0302 [10de:1db5] [10de:1212] a1"
     link_speed_gbs: Optional[float] = None  # hwloc's pci_link_speed (GB/s)
     numa_nodes: list[int] = []  # the NUMA nodes local to it (its nearest parents')

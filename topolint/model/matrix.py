@@ -12,6 +12,7 @@ import re
 from functools import cached_property
 
 from topolint.model.facts import Gpu, MatrixRow, TopologyFile, TopoMatrix
+from topolint.model.numbers import cpulist, decimal
 
 PCIE_LOCAL = {"PIX", "PXB", "PHB", "NODE"}  # relations that stay on one socket
 CROSS_SOCKET = {"SYS", "SOC"}
@@ -27,36 +28,19 @@ def path_name(cell: str | None) -> str | None:
 
 
 def nv_count(cell: str | None) -> int:
-    match = re.fullmatch(r"NV(\d+)", cell or "")
-    return int(match.group(1)) if match else 0
+    """Bonded NVLinks in a cell such as ``NV12``; 0 for anything else."""
+    return decimal(cell[2:]) or 0 if cell and cell.startswith("NV") and cell[2:].isascii() else 0
 
 
-def cpu_count(cpulist: str | None) -> int | None:
+def cpu_count(text: str | None) -> int | None:
     """CPUs in a cpulist such as ``0-47,96-143``; None when it does not parse."""
-    if not cpulist:
-        return None
-    total = 0
-    for part in cpulist.split(","):
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip())
-        if not match:
-            return None
-        low, high = int(match.group(1)), int(match.group(2) or match.group(1))
-        total += max(high - low + 1, 0)
-    return total
-
-
-def cpu_set(cpulist: str | None) -> set[int]:
-    cpus: set[int] = set()
-    for part in (cpulist or "").split(","):
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip())
-        if match:
-            cpus.update(range(int(match.group(1)), int(match.group(2) or match.group(1)) + 1))
-    return cpus
+    cpus = cpulist(text) if text else None
+    return len(cpus) if cpus is not None else None
 
 
 def single_numa(value: str | None) -> int | None:
     """A NUMA Affinity cell naming one node; None for N/A, blank, ranges and lists."""
-    return int(value) if value is not None and value.isdigit() else None
+    return decimal(value) if value is not None and value.isascii() and value.isdigit() else None
 
 
 class MatrixView:
@@ -90,7 +74,7 @@ class MatrixView:
         return self.matrix.nic_names.get(label, label)
 
     def gpu_index(self, label: str) -> int:
-        return int(label[3:])
+        return decimal(label[3:])  # the parser only accepts GPU labels with a plain index
 
     def gpu_row(self, label: str) -> MatrixRow | None:
         return self.rows.get(label)

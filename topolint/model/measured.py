@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from topolint.model.facts import Fact, Location
+from topolint.model.facts import Fact, Location, build
 
 MeasuredKind = Literal["nccl-tests", "nccl-log"]
 
@@ -192,6 +192,8 @@ class NcclLog(Fact):
     topology: list[TopoPrintLine] = []
     warnings: list[LogLine] = []
     connected: list[LogLine] = []  # "Connected all rings, use ring PXN p GDR g"
+    rings: list[LogLine] = []  # "Channel 00/02 :    0   1   2   3": message is the rank order
+    trees: list[LogLine] = []  # "Trees [0] 1/-1/-1->0->-1 ...": message is the items
     failures: list[LogLine] = []  # "host: Test NCCL failure ...", "Test CUDA failure", "Test timeout"
     line_count: int = 0  # NCCL lines read
 
@@ -210,3 +212,34 @@ class MeasuredFile(Fact):
     runs: list[TestRun] = []
     log: NcclLog
     command: Optional[LogLine] = None  # a pasted launcher line (mpirun/srun ... all_reduce_perf)
+
+
+# ---- the large-message plateau -------------------------------------------------------------------
+# busbw climbs with the message size until latency stops mattering; nccl-tests' "Avg bus bandwidth"
+# averages every row, small ones included (src/common.cu: bw[0] += busBw per row and placement),
+# so it is never the figure to judge. The plateau is the best busbw among the largest sizes: rows
+# within a factor of 4 of the largest. Below 512 MiB even healthy systems are short of their peak
+# ("256 MB is too small to reach peak" on H100, NVIDIA/nccl-tests#212; perf-reference.md 5).
+PLATEAU_WINDOW = 4
+PLATEAU_MIN_BYTES = 512 << 20
+
+
+class Plateau(Fact):
+    busbw: float
+    size: int  # the size of the row that gave it
+    rows: list[ResultRow] = []  # the rows considered
+    loc: Location
+
+
+def plateau(run: TestRun) -> Plateau | None:
+    """The large-message plateau of a run, or None when its sweep stops short of 512 MiB."""
+    rows = [r for r in run.rows if r.size > 0 and any(p.busbw is not None for p in r.placements())]
+    if not rows:
+        return None
+    largest = max(r.size for r in rows)
+    if largest < PLATEAU_MIN_BYTES:
+        return None
+    window = [r for r in rows if r.size * PLATEAU_WINDOW >= largest]
+    best, row = max(((p.busbw, r) for r in window for p in r.placements() if p.busbw is not None),
+                    key=lambda pair: (pair[0], pair[1].size))
+    return build(Plateau, busbw=best, size=row.size, rows=window, loc=row.loc)

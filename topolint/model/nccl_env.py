@@ -15,9 +15,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from topolint.model.nccl_version import NcclVersion
+from topolint.model.numbers import LONG_MAX, LONG_MIN, decimal, strtol, strtol_prefix
 
 CATALOG = Path(__file__).resolve().parent.parent / "data" / "nccl_env.json"
-_STRTOLL = re.compile(r"\s*[+-]?(?:0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+_ASCII_DIGITS = "0123456789"
 _IFNAME = re.compile(r"[A-Za-z0-9_.\-@]+")
 
 
@@ -57,6 +58,19 @@ def suggest(name: str) -> str | None:
     return min(stem, key=len) if stem else None
 
 
+def only_suggestion(name: str) -> str | None:
+    """``suggest(name)`` when no other known name is as close (a rename can be offered as a fix)."""
+    guess = suggest(name)
+    if guess is None:
+        return None
+    names = [n for n, v in catalog()["variables"].items() if v.get("reader") == "nccl" and v.get("status") != "removed"]
+    if any(name.startswith(n + "_") for n in names):
+        return guess  # a suffix added to a real name (NCCL_DEBUG_LEVEL): one longest match
+    best = difflib.SequenceMatcher(None, name, guess).ratio()
+    rivals = [n for n in names if n != guess and difflib.SequenceMatcher(None, name, n).ratio() >= best - 0.02]
+    return None if rivals else guess
+
+
 def _v(text: str) -> NcclVersion:
     return NcclVersion.parse(text)
 
@@ -88,17 +102,36 @@ def level_name(value: str) -> str | None:
     entry = lookup("NCCL_NET_GDR_LEVEL")
     if value in entry["choices"]:
         return value
-    if value[:1].isdigit():
+    number = strtol_prefix(value) if value[:1] in _ASCII_DIGITS else None
+    if number is not None:
         legacy = entry["legacy"]
-        number = int(re.match(r"\d+", value).group(0))
-        return legacy[min(number, len(legacy) - 1)]
+        return legacy[max(0, min(number, len(legacy) - 1))]
     return None
 
 
 def _int(value: str) -> int | None:
-    match = _STRTOLL.fullmatch(value)
-    return int(value.strip(), 0) if match and not re.fullmatch(r"\s*[+-]?0[0-7]+", value) else (
-        int(value.strip(), 8) if match else None)
+    """What NCCL's ``strtoll(str, NULL, 0)`` reads (src/misc/param.cc ncclLoadParam) when it reads
+    the whole value; None when digits stop early or it is out of range (errno: NCCL keeps the
+    default)."""
+    number, whole = strtol(value)
+    return number if whole and LONG_MIN < number < LONG_MAX else None
+
+
+def corrected_value(name: str, value: str) -> str | None:
+    """The one value NCCL reads that ``value`` plainly meant: a level name in the wrong case
+    (``pxb`` -> ``PXB``), nvidia-smi's ``NODE`` (-> ``PHB``), an enumeration in the wrong case."""
+    entry = lookup(name)
+    if entry is None or not value or check_value(name, value) is None:
+        return None
+    choices = entry.get("choices") or []
+    if entry.get("kind") == "level":
+        if value.upper() in choices:
+            return value.upper()
+        return "PHB" if value.upper() == "NODE" else None
+    if entry.get("kind") == "enum" and entry.get("match") != "prefix":
+        same = [c for c in choices if c.upper() == value.upper()]
+        return same[0] if len(same) == 1 else None
+    return None
 
 
 def check_value(name: str, value: str) -> str | None:
@@ -124,7 +157,7 @@ def check_value(name: str, value: str) -> str | None:
     if kind == "bool":
         return None if known(value) else f"{value!r} is not one of {', '.join(choices)}"
     if kind == "level":
-        if value in choices or value[:1].isdigit():
+        if value in choices or value[:1] in _ASCII_DIGITS:
             return None
         if value.upper() in choices:
             return f"{value!r} is not a level name: NCCL matches them exactly (upper case), so it ignores this value; use {value.upper()}"
@@ -202,6 +235,6 @@ def parse_iflist(value: str) -> tuple[bool, bool, list[tuple[str, int | None]]]:
     entries = []
     for item in body.split(","):
         fields = item.split(":")
-        port = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+        port = decimal(fields[1]) if len(fields) > 1 and fields[1].isascii() and fields[1].isdigit() else None
         entries.append((fields[0], port))
     return exclude, exact, entries

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from topolint.model.facts import TopologyFile
 from topolint.model.nccl_version import NcclVersion
-from topolint.model.numbers import float32, strtol
+from topolint.model.numbers import c_int, float32, strtol
 from topolint.model.nccl_xml import NcclXmlError, read_nccl_xml
 
 LOC_BW = 5000.0
@@ -66,7 +66,7 @@ def _c_int(text: str | None, name: str, owner: str) -> int:
     """xmlGetAttrInt: strtol(str, NULL, 0); a missing attribute fails NCCL's load."""
     if text is None:
         raise TopologyRejected(f"Attribute {name} of node {owner} not found")
-    return strtol(text, 0)[0]
+    return c_int(strtol(text, 0)[0])  # the long strtol returns, stored in an int
 
 
 def _c_str(text: str | None, name: str, owner: str) -> str:
@@ -76,7 +76,7 @@ def _c_str(text: str | None, name: str, owner: str) -> str:
 
 
 def _int_default(text: str | None, default: int) -> int:
-    return default if text is None else strtol(text, 0)[0]
+    return default if text is None else c_int(strtol(text, 0)[0])  # xmlGetAttrIntDefault
 
 
 def _bus_int(bus_id: str) -> int:

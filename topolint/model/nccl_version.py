@@ -186,6 +186,19 @@ class NcclVersion:
         """PAT (parallel aggregated trees) for allgather/reducescatter, one GPU per node: NCCL 2.23 and later."""
         return self.at_least(23)
 
+    def gdr_read_needs_nvlink_peer(self, sm: int | None) -> bool:
+        """With NCCL_NET_GDR_READ unset (-2), ncclTopoCheckGdr enables GDR reads (sends) only for a
+        GPU that has an NVLink peer or is alone; from 2.19 that applies only before Ampere
+        (``gdrReadParam < 0 && gpu->gpu.cudaCompCap < 80``, src/graph/paths.cc: first in v2.19.1-1,
+        absent at v2.18.6-1; BEHAVIOURS row gdr_read_sm80)."""
+        return not self.behaviour("gdr_read_sm80") or (sm or 0) < 80
+
+    @property
+    def nvls_efficiency_tuning(self) -> bool:
+        """NCCL's tuning model prices NVLS with per-architecture efficiency factors and caps
+        NVLSTree per channel from 2.28 (src/graph/tuning.cc nvlsEfficiency, perChMaxNVLSTreeBws);
+        before, NVLS took min(bwIntra, bwInter) per channel and a 5/6 bus-to-algorithm ratio."""
+        return self.at_least(28)
 
 @dataclass(frozen=True)
 class Behaviour:

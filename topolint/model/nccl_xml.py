@@ -13,7 +13,7 @@ import re
 
 from topolint.model.facts import Location, XmlNode, build
 from topolint.model.nccl_version import NcclVersion
-from topolint.model.numbers import strtol
+from topolint.model.numbers import c_int, strtol
 
 MAX_STR_LEN = 255
 MAX_ATTR_COUNT = 16
@@ -214,7 +214,7 @@ class _Reader:
         text = node.attrs.get("version")
         if text is None:
             self.fail("Attribute version of node system not found")
-        version = strtol(text, 0)[0]
+        version = c_int(strtol(text, 0)[0])  # xmlGetAttrInt stores strtol's long in an int
         if version != 1:
             self.fail(f"XML Topology has wrong version {version}, 1 needed")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from topolint.inputs.source import SourceFile
-from topolint.model.fabric import FabricFile
 from topolint.model.facts import GraphFile, NvlinkStatus, TopologyFile, TopoMatrix
+from topolint.model.measured import MeasuredFile
 from topolint.model.host import (
     BundleManifest, HwlocTopology, KernelCmdline, KernelLog, LspciFile, NumaTable, VirtEvidence,
 )
@@ -37,8 +37,8 @@ class NodeModel:
     numa_tables: list[NumaTable] = field(default_factory=list)  # numactl -H
     hwloc: list[HwlocTopology] = field(default_factory=list)  # lstopo XML
     bundle: BundleManifest | None = None  # the node bundle it was read from (inputs/bundle.py)
-    fabric: list[FabricFile] = field(default_factory=list)  # ibstat, show_gids, ethtool, mounts... (model/fabric.py)
-    measured: list = field(default_factory=list)  # MeasuredFile (model/measured.py): nccl-tests output, NCCL logs
+    fabric: list = field(default_factory=list)  # FabricFile: ibstat, show_gids, ethtool, mounts... (model/fabric.py)
+    measured: list[MeasuredFile] = field(default_factory=list)  # model/measured.py: nccl-tests output, NCCL logs
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
     # until the result cache has said whether this node needs checking at all.
@@ -59,9 +59,9 @@ class NodeModel:
             self.nvlink_status.append(facts)
         elif type(facts) in HOST_FACTS:
             getattr(self, HOST_FACTS[type(facts)][0]).append(facts)
-        elif isinstance(facts, FabricFile):
+        elif hasattr(type(facts), "KIND") and hasattr(facts, "kinds"):  # a FabricFile; model.fabric loads lazily
             self.fabric.append(facts)
-        elif type(facts).__name__ == "MeasuredFile":  # by name: model.measured loads only with its parsers
+        elif isinstance(facts, MeasuredFile):
             self.measured.append(facts)
         else:
             raise TypeError(f"no place for {type(facts).__name__} in a node")
@@ -76,8 +76,8 @@ class NodeModel:
         topo = [m for m in self.matrices if m.kind == "topo"]
         if topo:
             kinds.add("matrix")
-        if self.topologies or topo:
-            kinds.add("topology or matrix")  # a GPU/NIC layout: an NCCL XML or a topo -m matrix
+        if self.topologies or topo or self.hwloc:
+            kinds.add("topology or matrix")  # a GPU/NIC layout: an NCCL XML, a topo -m matrix or an hwloc export
         if self.topologies or any(not m.gpu_rows_missing and m.restricted is None for m in topo):
             kinds.add("complete topology or matrix")  # ... with every GPU (not cut, not a cgroup view)
         if self.nvlink_status:
@@ -89,9 +89,17 @@ class NodeModel:
                 kinds.add(kind)
         if self.bundle is not None:
             kinds.add("bundle")
-        if "matrix" in kinds or self.bundle is not None:
-            kinds.add("matrix or bundle")
+        if kinds & {"matrix", "bundle", "lspci", "numactl"}:
+            kinds.add("input that can be partial")  # TL005: cut matrices, failed bundle commands, non-root lspci
+        if len(kinds & {"topology", "matrix", "lspci", "numactl"}) >= 2:
+            kinds.add("two sources")  # something to compare (TL003)
+        if "dmesg" in kinds or "cmdline" in kinds:
+            kinds.add("dmesg or cmdline")
+        if "topology-dump" in kinds or "lspci" in kinds:
+            kinds.add("topology-dump or lspci")
         kinds.update(k for f in self.fabric for k in f.kinds())  # ports, gids, qos, ethtool, interfaces, routes, mounts
+        if kinds & {"topology-dump", "ethtool", "ports"}:
+            kinds.add("link speeds")  # NET005: a dump's net speeds, ethtool speeds or port rates
         if any(m.runs for m in self.measured):
             kinds.add("nccl-tests")  # nccl-tests tables (rules PERF001, PERF002, PERF006)
         if any(m.log.line_count for m in self.measured):

@@ -109,6 +109,28 @@ def strtol(text: str | None, base: int = 0) -> tuple[int, bool]:
     return value, end == len(text)
 
 
+def strtol_prefix(text: str | None, base: int = 0) -> int | None:
+    """What C ``strtol`` reads from the start of ``text`` (``12abc`` is 12, saturating), or None
+    when no digit can be read at all (where C would return 0 without a sign of failure)."""
+    if not text:
+        return None
+    value, _ = _c_integer(text, base)
+    return None if value is None else max(LONG_MIN, min(LONG_MAX, value))
+
+
+def c_int(value: int) -> int:
+    """``value`` stored in a C ``int``, as NCCL's ``xmlGetAttrInt`` stores ``strtol``'s long
+    (src/graph/xml.h): gcc keeps the low 32 bits, two's complement."""
+    value &= 0xFFFFFFFF
+    return value - 2**32 if value >= 2**31 else value
+
+
+def strtol_clean(text: str | None) -> tuple[int, bool]:
+    """``strtol(text, NULL, 0)`` and whether only blanks follow the number: trailing blanks do not
+    change what C reads, so they are not a misreading."""
+    return strtol((text or "").rstrip(_C_SPACE))
+
+
 def strtoull(text: str | None, base: int = 0) -> tuple[int, bool]:
     """C ``strtoull``: like strtol, but a leading ``-`` negates modulo 2**64 and overflow is
     ULLONG_MAX."""
@@ -259,34 +281,78 @@ def cpulist(text: str | None) -> CpuSet | None:
     return CpuSet.of(pairs)
 
 
+_CPU_IDS = re.compile(r"[0-9]{1,5}(?:[ \t]+[0-9]{1,5})*")
+
+
+def cpu_ids(text: str | None) -> CpuSet | None:
+    """CPU ids separated by blanks, as ``numactl -H`` prints them (``0 1 2 3 96 97``); empty is the
+    empty set (a CPU-less node); None when a part is not an id or beyond MAX_CPUS."""
+    if text is None:
+        return None
+    text = text.strip()
+    if not text:
+        return CpuSet()
+    if not _CPU_IDS.fullmatch(text):
+        return None
+    ids = [int(part) for part in text.split()]
+    if max(ids) >= MAX_CPUS:
+        return None
+    return CpuSet.of((i, i) for i in ids)
+
+
 def cpumask(text: str | None) -> CpuSet | None:
-    """A Linux cpumask as NCCL writes ``affinity`` (comma-separated 32-bit hex words, most
-    significant first: ``ffffffff,00000000``); None when it does not parse or is wider than
-    MAX_CPUS. Work is linear in the text; the set comes back as intervals."""
+    """A Linux cpumask as NCCL writes ``affinity`` (comma-separated hex words, most significant
+    first: ``ffffffff,00000000``); None when it does not parse or is wider than MAX_CPUS.
+
+    The kernel writes 32-bit words; when every word has at most 8 hex digits each is read as 32
+    bits (short words are zero-padded), otherwise each word counts at its own width (4 bits a
+    digit), as hand-written 64-bit words mean. Work is linear in the text; the set comes back
+    as intervals."""
+    if text is None:
+        return None
+    words = [w.strip() for w in text.strip().split(",")]
+    if len(words) > MAX_CPUS // 4 or any(w.lower().startswith("0x") for w in words):
+        return None
+    fixed = all(len(w) <= 8 for w in words)
+    widths = [32 if fixed else 4 * len(w) for w in words]
+    if sum(widths) > MAX_CPUS:
+        return None
+    pairs: list[tuple[int, int]] = []
+    base = 0
+    for word, width in zip(reversed(words), reversed(widths)):
+        value = hex_int(word) if len(word) <= MAX_DIGITS else None
+        if value is None:
+            return None
+        pairs.extend((base + low, base + high) for low, high in _bit_runs(value))
+        base += width
+    return CpuSet.of(pairs)
+
+
+def _bit_runs(value: int):
+    """(first, last) bit of each run of set bits in ``value``, lowest first."""
+    bit = 0
+    while value:
+        if value & 1:
+            run = 0
+            while value & 1:
+                value >>= 1
+                run += 1
+            yield bit, bit + run - 1
+            bit += run
+        else:
+            value >>= 1
+            bit += 1
+
+
+def hwloc_bitmap(text: str | None) -> CpuSet | None:
+    """An hwloc bitmap as lstopo's XML writes ``cpuset``/``nodeset`` (``0x00ff00ff``, words of 32
+    bits with ``0x``, most significant first: ``0xffffffff,0x00000003``); None otherwise."""
     if text is None:
         return None
     words = text.strip().split(",")
-    if len(words) > MASK_WORDS:
+    if not all(w.startswith(("0x", "0X")) for w in words):
         return None
-    pairs: list[tuple[int, int]] = []
-    for index, word in enumerate(reversed(words)):
-        value = hex_int(word)
-        if value is None or len(word.strip()) > 8 or word.strip().lower().startswith("0x"):
-            return None
-        base = 32 * index
-        bit = 0
-        while value:
-            if value & 1:
-                run = 0
-                while value & 1:
-                    value >>= 1
-                    run += 1
-                pairs.append((base + bit, base + bit + run - 1))
-                bit += run
-            else:
-                value >>= 1
-                bit += 1
-    return CpuSet.of(pairs)
+    return cpumask(",".join(w[2:] for w in words))
 
 
 _PCI = re.compile(r"(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])")
@@ -376,4 +442,19 @@ def positive_real(text: str | None) -> float | None:
     if text is None or not re.fullmatch(r"\s*[0-9]{1,15}(\.[0-9]{1,15})?\s*", text):
         return None
     value = float(text)
+    return value if value > 0 else None
+
+
+_COUNT = re.compile(r"([0-9]{1,15}(?:\.[0-9]{1,15})?)([KMBGT]?)", re.IGNORECASE)
+_COUNT_UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
+def count(text: str | None) -> float | None:
+    """A count with a decimal suffix as model sizes are written: 350M, 10B (= 10 x 10^9), 1.5T."""
+    if text is None:
+        return None
+    match = _COUNT.fullmatch(text.strip())
+    if not match:
+        return None
+    value = float(match.group(1)) * _COUNT_UNITS[match.group(2).upper()]
     return value if value > 0 else None

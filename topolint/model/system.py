@@ -24,6 +24,15 @@ NVSWITCH_CLASS = "0x068000"
 CPU_CLASS = "0x068001"
 
 
+def networkx():
+    """networkx, an optional dependency: only the graph export uses it (``topolint[graph]``)."""
+    try:
+        import networkx as nx
+    except ImportError:
+        raise ImportError("the graph export needs networkx: pip install 'topolint[graph]'") from None
+    return nx
+
+
 def nvlink_bw(sm: int | None) -> float:
     for min_sm, bw in _NVLINK_BW:
         if sm is not None and sm >= min_sm:
@@ -96,8 +105,7 @@ class System:
     @cached_property
     def graph(self):
         """The same graph as a networkx DiGraph, for whoever wants to analyse or draw it."""
-        import networkx as nx
-
+        nx = networkx()
         graph = nx.DiGraph()
         for node, remotes in self.links.items():
             graph.add_node(node, kind=node[0])

@@ -12,7 +12,8 @@ from topolint.model.facts import Location, build
 
 # A shell prompt echoing a command (``root@host:~# ibstat``, ``$ mlnx_qos -i eth0``): pastes keep them.
 PROMPT = re.compile(r"^(?:\[[^\]\n]{0,200}\]|[\w.@~:/-]{0,200})\s*[#$>](?:\s+\S|$)")
-KEY_VALUE = re.compile(r"([A-Za-z][\w ()/.\[\]-]*?)\s*:\s*(.*)$")
+# Words of a key are separated by single spaces, so a run of blanks cannot be split two ways (linear).
+KEY_VALUE = re.compile(r"([A-Za-z][\w()/.\[\]-]*(?: [\w()/.\[\]-]+)*)\s*:\s*(.*)$")
 
 
 @dataclass(frozen=True)

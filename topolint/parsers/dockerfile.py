@@ -1,62 +1,139 @@
-"""Dockerfiles: ``ENV`` in both forms (``ENV A=1 B="x y"`` and legacy ``ENV A 1``), per stage.
+"""Dockerfiles: ``ENV`` in both forms (``ENV A=1 B="x y"`` and legacy ``ENV A 1``), per stage,
+and the heredocs of ``RUN`` and ``COPY``/``ADD`` (BuildKit's ``<<EOF`` syntax).
 
-Instructions are joined at the escape character (``\\`` or the ``# escape=`` directive) and
-split with ``shlex``. Each ``FROM`` starts a stage; settings are scoped ``stage:NAME`` (or
-``stage:N`` for an unnamed stage). ``ARG`` is build-time only and not read.
+Instructions are joined at the escape character (``\\`` or the ``# escape=`` directive; comment
+lines inside a continuation are dropped, as Docker does) in one pass over the lines. Each
+``FROM`` starts a stage; settings are scoped ``stage:NAME`` (or ``stage:N`` for an unnamed
+stage). ``ARG`` is build-time only and not read. A ``RUN <<EOF`` body is a ``/bin/sh`` script
+(a ``#!`` line names another interpreter: then it is listed as skipped); ``RUN cmd <<EOF`` is
+read as the shell reads that command with its heredoc (``RUN cat > /etc/nccl.conf <<EOF``).
+What a ``RUN`` sets lasts for that build step only: its scope, ``stage:N#run@LINE``, is not
+nested in the stage's. A ``COPY <<EOF /etc/nccl.conf`` (or ``~/.nccl.conf``) body is nccl.conf
+content in the image, scope ``stage:N#nccl.conf:DEST``. Other heredocs are listed as skipped.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 
 from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting, SkippedLine
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted
+from topolint.parsers.envfile import parse_literal_lines
 
 _INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)(\s+|$)")
+_HEREDOC = re.compile(r"<<(-?)([\"']?)([A-Za-z_][A-Za-z0-9_.-]*)\2")
+NCCL_CONF_NAMES = {"nccl.conf", ".nccl.conf"}
+
+
+def _escape_character(lines: list[str]) -> str:
+    for text in lines[:5]:
+        match = re.match(r"^#\s*escape\s*=\s*(\S)", text)
+        if match:
+            return match.group(1)
+    return "\\"
 
 
 def parse_dockerfile(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="dockerfile")
-    lines = source.text.splitlines()
-    escape = "\\"
-    for text in lines[:5]:
-        match = re.match(r"^#\s*escape\s*=\s*(\S)", text)
-        if match:
-            escape = match.group(1)
+    lines = source.text.split("\n")
+    escape = _escape_character(lines)
     stage, stages = "stage:0", 0
     number = 0
     while number < len(lines):
-        first = number + 1
-        text = lines[number]
+        text = lines[number].rstrip("\r")
         if not text.strip() or text.lstrip().startswith("#"):
             number += 1
             continue
+        first = number + 1
+        parts = []
         while text.rstrip().endswith(escape) and number + 1 < len(lines):
+            parts.append(text.rstrip()[:-1])
             number += 1
-            following = lines[number]
-            if following.lstrip().startswith("#"):
-                continue
-            text = text.rstrip()[:-1] + " " + following
+            while number + 1 < len(lines) and lines[number].lstrip().startswith("#"):
+                number += 1
+            text = lines[number].rstrip("\r")
+        parts.append(text)
         number += 1
-        match = _INSTRUCTION.match(text)
+        instruction = " ".join(parts)
+        match = _INSTRUCTION.match(instruction)
         if not match:
             continue
         keyword = match.group(1).upper()
-        body = text[match.end():]
+        body = instruction[match.end():]
+        heredocs = []
+        if keyword in ("RUN", "COPY", "ADD") and "<<" in body:
+            heredocs, number = _read_heredocs(body, lines, number)
         if keyword == "FROM":
-            words = body.split()
             stages += 1
-            name = words[words.index("AS") + 1] if "AS" in [w.upper() for w in words] and len(words) > 2 else None
-            if name is None:
-                lowered = [w.lower() for w in words]
-                name = words[lowered.index("as") + 1] if "as" in lowered and lowered.index("as") + 1 < len(words) else None
-            stage = f"stage:{name or stages - 1}"
+            stage = f"stage:{_stage_name(body) or stages - 1}"
             config.scopes[stage] = "image"
         elif keyword == "ENV":
             _env(config, body, Cursor(lines, first, number), stage, source.path, first)
+        elif keyword == "RUN" and heredocs:
+            _run_heredocs(config, source, lines, body, heredocs, f"{stage}#run@{first}", first)
+        elif heredocs:
+            _copy_heredocs(config, body, heredocs, stage)
     return config
+
+
+def _stage_name(body: str) -> str | None:
+    words = body.split()
+    lowered = [w.lower() for w in words]
+    if "as" in lowered and lowered.index("as") + 1 < len(words):
+        return words[lowered.index("as") + 1]
+    return None
+
+
+def _read_heredocs(body: str, lines: list[str], number: int) -> tuple[list[tuple], int]:
+    """(delimiter match, first body line, body lines) of each ``<<EOF`` in ``body``; the bodies
+    follow the instruction, each up to its delimiter line."""
+    found = []
+    for marker in _HEREDOC.finditer(body):
+        strip_tabs, delimiter = bool(marker.group(1)), marker.group(3)
+        start, content = number + 1, []
+        while number < len(lines):
+            line = lines[number].rstrip("\r")
+            number += 1
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                break
+            content.append(line.lstrip("\t") if strip_tabs else line)
+        found.append((marker, start, content))
+    return found, number
+
+
+def _run_heredocs(config: ConfigFile, source: SourceFile, lines: list[str], body: str, heredocs: list[tuple],
+                  scope: str, first: int) -> None:
+    from topolint.parsers.shell import parse_shell_into
+
+    command = body[:heredocs[0][0].start()].strip()
+    if command:  # RUN cmd <<EOF: the shell reads the command with its heredoc
+        marker, start, content = heredocs[0]
+        delimiter = marker.group(3)
+        script = [body] + content + [delimiter]
+        parse_shell_into(config, source, lines, script, start - 1, scope)
+        return
+    for marker, start, content in heredocs:
+        interpreter = content[0][2:].split()[-1:] if content and content[0].startswith("#!") else ["sh"]
+        if interpreter and os.path.basename(interpreter[0]) in ("sh", "bash", "dash"):
+            parse_shell_into(config, source, lines, content, start, scope)
+        elif content:
+            config.skipped.append(SkippedLine(start, f"RUN heredoc body (lines {start}-{start + len(content) - 1}) "
+                                                     f"is a {os.path.basename(interpreter[0])} script: not analysed"))
+
+
+def _copy_heredocs(config: ConfigFile, body: str, heredocs: list[tuple], stage: str) -> None:
+    words = [w for w in body.split() if not w.startswith("--")]
+    destination = words[-1] if words and not words[-1].startswith("<<") else ""
+    for marker, start, content in heredocs:
+        if os.path.basename(destination) in NCCL_CONF_NAMES and len(heredocs) == 1:
+            parse_literal_lines(content, config, start, scope=f"{stage}#nccl.conf:{destination}", how="nccl-conf",
+                                expanded=not marker.group(2))
+        elif content:
+            config.skipped.append(SkippedLine(start, f"heredoc body (lines {start}-{start + len(content) - 1}) "
+                                                     f"copied to {destination or '?'}: not analysed"))
 
 
 def _env(config: ConfigFile, body: str, cursor: Cursor, stage: str, path: str, first: int) -> None:

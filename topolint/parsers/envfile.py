@@ -1,8 +1,21 @@
-"""`.env`, `.deepspeed_env` and `nccl.conf`-style files: ``VAR=value`` lines, ``#`` comments.
+"""`.env`, `.deepspeed_env` and `nccl.conf`-style files, each read the way its consumer reads it.
 
-docker/compose `.env` files take an optional ``export`` prefix and quotes; NCCL's own
-``nccl.conf`` (``NCCL_CONF_FILE``, ``~/.nccl.conf``, ``/etc/nccl.conf``) and DeepSpeed's
-``.deepspeed_env`` take the value as written.
+- **docker compose** (a project's ``.env``, ``env_file:``; the default when the consumer is not
+  known): the rules of compose-go's ``dotenv/parser.go`` (compose-spec/compose-go@e70e961):
+  an optional ``export`` prefix, ``KEY=value`` or ``KEY: value``; single quotes literal
+  (``\\'`` escapes the quote), double quotes with ``\\n \\t \\" \\\\ \\$``-style escapes, both
+  possibly over several lines and followed by anything (a trailing ``# comment``); an
+  unquoted value ends at the line's end or at `` #``, trailing blanks dropped. Double-quoted and
+  unquoted values are interpolated (``$V``, ``${V}``, ``${V:-d}``, ``${V-d}``, ``${V:?e}``,
+  ``${V:+a}``, ``$$``) against the variables set earlier in the file only: the environment of
+  the machine running topolint is never read, so a value that depends on another variable is
+  not a literal, and ``${SELF:-d}`` is a default. A line compose rejects is listed with
+  ``--verbose``.
+- **docker run --env-file** (``parse_docker_env_file``): docker/cli ``pkg/kvfile/kvfile.go``
+  (docker/cli@28f7560): leading blanks dropped, ``#`` only at the start of a line, the value
+  taken as written after the first ``=`` (quotes and ``# text`` included).
+- NCCL's own ``nccl.conf`` (``NCCL_CONF_FILE``, ``~/.nccl.conf``, ``/etc/nccl.conf``) and
+  DeepSpeed's ``.deepspeed_env``: ``VAR=value`` lines, the value as written.
 """
 
 from __future__ import annotations
@@ -10,60 +23,250 @@ from __future__ import annotations
 import re
 
 from topolint.inputs.source import SourceFile
-from topolint.model.config import ConfigFile, EnvSetting
+from topolint.model.config import ConfigFile, EnvSetting, SkippedLine
 
 _LINE = re.compile(r"^(\s*)(export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$")
-
-
-def _unquote(value: str) -> str:
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    if " #" in value:  # an inline comment after an unquoted value
-        value = value.split(" #", 1)[0].rstrip()
-    return value
+COMPOSE_NOTE = "read as docker compose reads a .env file (no other consumer seen)"
 
 
 def parse_envfile(source: SourceFile, fmt: str = "envfile") -> ConfigFile:
+    """A ``.env`` file as docker compose reads it."""
     config = ConfigFile(path=source.path, format=fmt)
-    quoted = fmt == "envfile"
-    for number, text in enumerate(source.text.splitlines(), 1):
-        stripped = text.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        match = _LINE.match(text)
-        if not match:
-            config.skipped.append(_skip(number, "not a VAR=value line"))
-            continue
-        indent, export, name, raw = match.groups()
-        if not name.startswith("NCCL_"):
-            continue
-        value = _unquote(raw) if quoted else raw.strip()
-        column = len(indent) + len(export or "") + 1
-        dynamic = quoted and "$" in value and not raw.strip().startswith("'")
-        default = None
-        if dynamic:
-            default = _default_of(value, name)
-        config.settings.append(EnvSetting(
-            name=name, value=default if dynamic else value, loc=config.loc(number, column), scope="file",
-            source=fmt, path=source.path, raw=text.strip(), default_only=default is not None))
+    _ComposeEnv(source.text, config).parse()
     return config
 
 
-def _default_of(value: str, name: str) -> str | None:
-    match = re.fullmatch(r"\$\{" + re.escape(name) + r":?-([^}$]*)\}", value)
-    return match.group(1) if match else None
+def parse_docker_env_file(source: SourceFile) -> ConfigFile:
+    """A ``docker run --env-file`` file: the value is everything after the first ``=``."""
+    config = ConfigFile(path=source.path, format="docker-env-file")
+    for number, text in enumerate(source.text.split("\n"), 1):
+        line = text.rstrip("\r")
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        name, has_value, value = stripped.partition("=")
+        if not name or " " in name or "\t" in name:
+            config.skipped.append(SkippedLine(number, "docker rejects this line: no variable name or a blank in it"))
+            continue
+        if name.startswith("NCCL_"):
+            column = len(line) - len(stripped) + 1
+            config.settings.append(EnvSetting(name, value if has_value else None, config.loc(number, column), "file",
+                                              "docker-env-file", source.path, raw=stripped, passthrough=not has_value))
+    return config
 
 
-def _skip(line: int, reason: str):
-    from topolint.model.config import SkippedLine
-
-    return SkippedLine(line, reason)
+def parse_literal_lines(lines: list[str], config: ConfigFile, first_line: int = 1, scope: str = "file",
+                        how: str | None = None, path: str | None = None, expanded: bool = False,
+                        loc=None) -> None:
+    """``VAR=value`` lines with the value as written (nccl.conf, .deepspeed_env), from ``first_line``.
+    ``expanded``: the lines come from an unquoted heredoc, so a ``$`` value is computed, not literal."""
+    path = path or config.path
+    loc = loc or config.loc
+    for number, text in enumerate(lines, first_line):
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _LINE.match(text.rstrip("\r"))
+        if not match:
+            config.skipped.append(SkippedLine(number, "not a VAR=value line"))
+            continue
+        indent, export, name, raw = match.groups()
+        if name.startswith("NCCL_"):
+            column = len(indent) + len(export or "") + 1
+            value = raw.strip()
+            if expanded and ("$" in value or "`" in value):
+                value = None
+            config.settings.append(EnvSetting(name, value, loc(number, column), scope, how or config.format,
+                                              path, raw=stripped))
 
 
 def parse_nccl_conf(source: SourceFile) -> ConfigFile:
-    return parse_envfile(source, "nccl-conf")
+    config = ConfigFile(path=source.path, format="nccl-conf")
+    parse_literal_lines(source.text.split("\n"), config)
+    return config
 
 
 def parse_deepspeed_env(source: SourceFile) -> ConfigFile:
-    return parse_envfile(source, "deepspeed-env")
+    config = ConfigFile(path=source.path, format="deepspeed-env")
+    parse_literal_lines(source.text.split("\n"), config)
+    return config
+
+
+# --- docker compose ---------------------------------------------------------------------------
+
+_BLANK = "\t\v\f\r \x85\xa0"  # compose-go isSpace: blanks, not the newline
+_EXPORT = re.compile(r"export[" + _BLANK + r"]+")
+_KEY_CHARS = re.compile(r"[\w.\-\[\]]*", re.UNICODE)
+_ESCAPES = re.compile(r"\\(?:[abcfnrtv$\"\\]|0[0-7]{0,3})")
+_ESCAPE_VALUES = {"a": "\a", "b": "\b", "c": "c", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
+                  "\"": "\"", "\\": "\\"}
+
+
+class _Reject(Exception):
+    pass
+
+
+class _ComposeEnv:
+    def __init__(self, text: str, config: ConfigFile):
+        self.text = text
+        self.config = config
+        self.pos = 0
+        self.values: dict[str, str | None] = {}  # what earlier lines set (None: not a literal)
+        self.counted, self.line, self.line_start = 0, 1, 0  # newlines counted up to ``counted``
+
+    def _position(self, index: int) -> tuple[int, int]:
+        """Line and column of ``index``; indices only grow, so counting stays linear."""
+        newlines = self.text.count("\n", self.counted, index)
+        if newlines:
+            self.line += newlines
+            self.line_start = self.text.rfind("\n", self.counted, index) + 1
+        self.counted = index
+        return self.line, index - self.line_start + 1
+
+    def parse(self) -> None:
+        text = self.text
+        while True:
+            # A statement starts after blanks, newlines and comment lines (compose-go getStatementStart).
+            while self.pos < len(text) and (text[self.pos] in _BLANK or text[self.pos] == "\n"):
+                self.pos += 1
+            if self.pos >= len(text):
+                return
+            if text[self.pos] == "#":
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end
+                continue
+            statement = self.pos
+            try:
+                self._statement()
+            except _Reject as exc:
+                line, _ = self._position(statement)
+                self.config.skipped.append(SkippedLine(
+                    line, f"docker compose rejects the file here ({exc}): nothing from line {line} on is read"))
+                return
+
+    def _statement(self) -> None:
+        text = self.text
+        export = _EXPORT.match(text, self.pos)
+        if export:
+            self.pos = export.end()
+        key_start = self.pos
+        key_end = _KEY_CHARS.match(text, self.pos).end()
+        end = key_end
+        while end < len(text) and text[end] in _BLANK:
+            end += 1
+        if end < len(text) and text[end] not in "=:\n":
+            raise _Reject(f"unexpected character {text[end]!r} in a variable name")
+        key = text[key_start:key_end]
+        if not key:
+            raise _Reject("no variable name")
+        if end >= len(text) or text[end] == "\n":  # KEY alone: taken from the environment
+            self.pos = end
+            self._setting(key, key_start, None, key, passthrough=True)
+            self.values[key] = None
+            return
+        self.pos = end + 1
+        while self.pos < len(text) and text[self.pos] in _BLANK:
+            self.pos += 1
+        quote = text[self.pos] if self.pos < len(text) and text[self.pos] in "'\"" else None
+        if quote:
+            value = self._quoted(quote)
+        else:
+            stop = text.find("\n", self.pos)
+            stop = len(text) if stop < 0 else stop
+            value = text[self.pos:stop].split(" #", 1)[0].rstrip(_BLANK)
+            value_end, self.pos = self.pos + len(value), stop
+        if quote:
+            value_end = self.pos
+        literal, default_only = (value, False) if quote == "'" else _interpolate(key, value, self.values)
+        self._setting(key, key_start, literal, text[key_start:value_end], default_only=default_only)
+        self.values[key] = None if default_only else literal
+
+    def _quoted(self, quote: str) -> str:
+        """compose-go extractVarValue: a backslash before any character is kept unless it escapes the
+        quote; double-quoted values then get escape sequences expanded."""
+        text, i, chars = self.text, self.pos + 1, []
+        escaped = False
+        while i < len(text):
+            char = text[i]
+            if char != quote:
+                if not escaped and char == "\\":
+                    escaped = True
+                elif escaped:
+                    escaped = False
+                    chars.append("\\" + char)
+                else:
+                    chars.append(char)
+                i += 1
+                continue
+            if escaped:
+                escaped = False
+                chars.append(char)
+                i += 1
+                continue
+            self.pos = i + 1
+            value = "".join(chars)
+            return _expand_escapes(value) if quote == '"' else value
+        raise _Reject("unterminated quoted value")
+
+    def _setting(self, name: str, index: int, value: str | None, raw: str, passthrough: bool = False,
+                 default_only: bool = False) -> None:
+        if not name.startswith("NCCL_"):
+            return
+        line, column = self._position(index)
+        self.config.settings.append(EnvSetting(name, value, self.config.loc(line, column), "file",
+                                               self.config.format, self.config.path, raw=raw.strip(),
+                                               default_only=default_only, passthrough=passthrough))
+
+
+def _expand_escapes(value: str) -> str:
+    def one(match: re.Match) -> str:
+        body = match.group(0)[1:]
+        if body == "$":
+            return "$$"  # compose-go: a literal $ for the interpolation that follows
+        if body.startswith("0"):
+            return chr(int(body[1:] or "0", 8))  # an octal escape: \0 then up to 3 octal digits
+        return _ESCAPE_VALUES[body]
+
+    return _ESCAPES.sub(one, value)
+
+
+_REFERENCE = re.compile(r"\$(?:\$|(?P<plain>[A-Za-z_][A-Za-z0-9_]*)|\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+                        r"(?:(?P<op>:?[-?+])(?P<arg>[^{}$]*))?\})")
+
+
+def _interpolate(name: str, value: str, known: dict[str, str | None]) -> tuple[str | None, bool]:
+    """(value, default_only) as compose interpolates it when the environment sets nothing.
+
+    A variable set earlier in the file is substituted; one that is not, or a nested form
+    compose accepts but this does not follow (``${A:-${B}}``), makes the value not a literal,
+    except ``${SELF:-d}``/``${SELF-d}`` of the variable itself, which is the default ``d``.
+    """
+    if "$" not in value:
+        return value, False
+    whole = _REFERENCE.fullmatch(value)
+    if whole and whole.group("name") == name and whole.group("op") in ("-", ":-") and name not in known:
+        return whole.group("arg"), True
+    parts, last = [], 0
+    for match in _REFERENCE.finditer(value):
+        parts.append(value[last:match.start()])
+        last = match.end()
+        if match.group(0) == "$$":
+            parts.append("\0")  # a literal $, kept apart from a stray one
+            continue
+        ref = match.group("plain") or match.group("name")
+        current = known.get(ref)
+        if current is None:  # not set earlier in the file, or not a literal there
+            return None, False
+        op, arg = match.group("op"), match.group("arg")
+        if op in (":-", ":?") and current == "":
+            if op == ":?":
+                return None, False
+            current = arg
+        elif op in ("+", ":+"):
+            current = arg if (current or op == "+") else ""
+        parts.append(current)
+    parts.append(value[last:])
+    joined = "".join(parts)
+    if "$" in joined.replace("\0", ""):  # a "$" that starts no reference compose knows
+        return None, False
+    return joined.replace("\0", "$"), False

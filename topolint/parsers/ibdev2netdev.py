@@ -8,16 +8,13 @@ trailing ``# comments`` (pastes) are accepted; a device without a netdev prints 
 
 from __future__ import annotations
 
-import re
-
+from topolint.inputs.fabric_sniff import ibdev2netdev_fields
 from topolint.inputs.source import SourceFile
 from topolint.model.fabric import NetdevLink, NetdevMap
 from topolint.model.facts import build
-from topolint.model.numbers import decimal
+from topolint.model.numbers import decimal, pci_address
 from topolint.parsers._lines import PROMPT, at, malformed, numbered
 
-LINK = re.compile(r"(?:(?P<pci>[0-9a-fA-F:.]+)\s+)?(?P<hca>[A-Za-z][\w.-]*)(?:\s+\(.*?\).*?)?\s+port\s+(?P<port>\d+)"
-                  r"(?:\s+\((?P<state>[A-Z_]+)\))?\s+==>\s+(?P<netdev>[^\s()#]+)?\s*\((?P<up>Up|Down)\)\s*(?:#.*)?")
 EXPECTED = "'HCA port N ==> NETDEV (Up|Down)'"
 
 
@@ -25,12 +22,11 @@ def parse_ibdev2netdev(source: SourceFile) -> NetdevMap:
     path = source.path
     result = build(NetdevMap, path=path, links=[])
     for line in numbered(source.text):
-        match = LINK.fullmatch(line.text)
+        match = ibdev2netdev_fields(line.text)
         if match is None:
             if not result.links and PROMPT.match(line.text) and "ibdev2netdev" in line.text:
                 continue
             raise malformed("ibdev2netdev", path, line, EXPECTED)
-        result.links.append(build(NetdevLink, hca=match.group("hca"), port=decimal(match.group("port")),
-                                  netdev=match.group("netdev"), netdev_up=match.group("up") == "Up",
-                                  loc=at(path, line)))
+        result.links.append(build(NetdevLink, hca=match["hca"], port=decimal(match["port"]), netdev=match["netdev"],
+                                  netdev_up=match["up"], pci=pci_address(match["pci"]), loc=at(path, line)))
     return result

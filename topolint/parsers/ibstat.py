@@ -50,8 +50,9 @@ def normal_phys_state(text: str | None) -> str | None:
     return re.sub(r"^\d+:\s*|\s*\(\d+\)$", "", text.strip()).lower() or None
 
 
-def _port(ca: dict, number: int, path: str, line: Line) -> IbPort:
-    return build(IbPort, hca=ca["name"], port=number, model=ca.get("model"), firmware=ca.get("firmware"),
+def _port(ca: dict, number: int, path: str, line: Line, tool: str) -> IbPort:
+    return build(IbPort, hca=ca["name"], port=number, tool=tool, model=ca.get("model"), firmware=ca.get("firmware"),
+                 system_guid=ca.get("system_guid"),
                  loc=at(path, line), lines={})
 
 
@@ -85,7 +86,7 @@ def parse_ibstat(source: SourceFile) -> PortsFile:
                 raise InputError(path, line.number, f"malformed ibstat output: CA {ca['name']} lists Port {number} "
                                  f"twice (first on line {seen[key]})", line.column)
             seen[key] = line.number
-            port = _port(ca, number, path, line)
+            port = _port(ca, number, path, line, "ibstat")
             result.ports.append(port)
             continue
         pair = KEY_VALUE.fullmatch(line.text)
@@ -101,6 +102,8 @@ def parse_ibstat(source: SourceFile) -> PortsFile:
                 ca["model"] = value or None
             elif key == "firmware version":
                 ca["firmware"] = value or None
+            elif key == "system image guid":
+                ca["system_guid"] = value.lower() or None
         # Other keys (newer ibstat versions add some) are kept out of the facts but accepted.
     return result
 
@@ -129,7 +132,7 @@ def parse_ibstatus(source: SourceFile) -> PortsFile:
     for line in numbered(source.text):
         header = STATUS_HEADER.fullmatch(line.text)
         if header:
-            port = _port({"name": header.group(1)}, decimal(header.group(2)), path, line)
+            port = _port({"name": header.group(1)}, decimal(header.group(2)), path, line, "ibstatus")
             result.ports.append(port)
             continue
         if port is None and PROMPT.match(line.text) and "ibstatus" in line.text:

@@ -21,6 +21,7 @@ from topolint.parsers.ibstat import normal_phys_state, normal_state
 
 HCA = re.compile(r"hca_id:\s*(\S+)")
 PORT = re.compile(r"port:\s*(\d+)")
+GID_LINE = re.compile(r"GID\[\s*\d+\]:.*")  # -v lists the GID table; show_gids is where GIDs are read
 FLAG = re.compile(r"[A-Z0-9_][A-Z0-9_ ]*|Unknown flags: 0x[0-9a-fA-F]+")
 EXPECTED = "'hca_id: NAME', 'port: N' or 'key: value'"
 NO_DEVICES = re.compile(r"(?:No IB devices found|Failed to get IB devices list.*)", re.I)
@@ -35,6 +36,7 @@ def parse_ibv_devinfo(source: SourceFile) -> PortsFile:
     device: dict | None = None
     port: IbPort | None = None
     lanes: dict[int, tuple[float | None, int | None]] = {}
+    seen: dict[tuple[str, int], int] = {}
     for line in numbered(source.text):
         header = HCA.fullmatch(line.text)
         if header:
@@ -50,26 +52,32 @@ def parse_ibv_devinfo(source: SourceFile) -> PortsFile:
         port_header = PORT.fullmatch(line.text)
         if port_header:
             number = decimal(port_header.group(1))
-            if any(p.hca == device["name"] and p.port == number for p in result.ports):
+            if (device["name"], number) in seen:
                 raise InputError(path, line.number, f"malformed ibv_devinfo output: {device['name']} lists port "
-                                 f"{number} twice", line.column)
-            port = build(IbPort, hca=device["name"], port=number, model=device.get("model"),
-                         firmware=device.get("firmware"), loc=at(path, line), lines={})
+                                 f"{number} twice (first on line {seen[device['name'], number]})", line.column)
+            seen[device["name"], number] = line.number
+            port = build(IbPort, hca=device["name"], port=number, tool="ibv_devinfo", model=device.get("model"),
+                         firmware=device.get("firmware"), system_guid=device.get("system_guid"),
+                         loc=at(path, line), lines={})
             result.ports.append(port)
             continue
         pair = KEY_VALUE.fullmatch(line.text)
+        if GID_LINE.fullmatch(line.text):
+            continue
         if not pair:
             if FLAG.fullmatch(line.text):  # -v: a flag list continues on its own lines
                 continue
             raise malformed("ibv_devinfo", path, line, EXPECTED)
         key, value = pair.group(1).strip().lower(), pair.group(2).strip()
-        if key == "device ports" or key.startswith("gid["):
+        if key == "device ports":
             continue
         if port is None:
             if key == "vendor_part_id" and decimal(value) is not None:
                 device["model"] = f"MT{decimal(value)}"
             elif key == "fw_ver":
                 device["firmware"] = value or None
+            elif key == "sys_image_guid":
+                device["system_guid"] = "0x" + value.replace(":", "").lower() if value else None
             continue
         where = at(path, line)
         if key == "state":

@@ -17,6 +17,7 @@ import shlex
 from topolint.inputs.source import SourceFile
 from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
+from topolint.model.numbers import decimal
 from topolint.parsers._yaml import compose_documents, dig, get, is_helm_template, is_map, is_seq, items, scalar, where
 
 MULTI_NODE_KINDS = {"MPIJob", "PyTorchJob", "TFJob", "JobSet", "LeaderWorkerSet", "XGBoostJob", "PaddleJob",
@@ -94,8 +95,9 @@ def _walk(config: ConfigFile, node, scope: str, kind: str, replicas: int, labels
         return
     for field in ("replicas", "parallelism"):
         count = scalar(get(node, field))
-        if count and count.isdigit() and not is_seq(get(node, "containers")):
-            replicas *= max(int(count), 1) if field == "replicas" or kind == "JobSet" else 1
+        number = decimal(count) if count and count.isascii() and count.isdigit() else None
+        if number is not None and not is_seq(get(node, "containers")):
+            replicas *= max(number, 1) if field == "replicas" or kind == "JobSet" else 1
     if is_seq(get(node, "containers")):
         _pod(config, node, scope + "".join(f"/{label}" for label in labels), kind, replicas, node)
         return

@@ -26,7 +26,7 @@ from topolint.parsers._lines import PROMPT, Line, at, malformed, numbered
 from topolint.parsers.sysfs_dump import SysfsReader, sysfs_line
 
 WRAPPER = re.compile(r"=+\s*show configuration for device\s+(\S+)(?:\s*/\s*(\S+?))?\s*=+")
-COMMAND = re.compile(r".*\bmlnx_qos\b.*?(?:-i\s*|--interface[= ])(\S+).*")
+COMMAND = re.compile(r".*\b(?:mlnx_qos\b.*?(?:-i\s*|--interface[= ])|dcb\s+(?:pfc|app)\s+show\s+dev\s+)(\S+).*")
 TRUST = re.compile(r"Priority trust (?:state|mode):\s*(\w+)", re.I)
 DSCP_ROW = re.compile(r"prio:\s*(\d)\s+dscp:\s*([\d,\s]*)")
 PRIORITY_ROW = re.compile(r"priority((?:\s+\d){8})")
@@ -40,6 +40,7 @@ ACCEPTED = re.compile(r"(?:DCBX mode|default priority|Receive buffer size \(byte
                       re.I)
 DCB_PFC = re.compile(r".*\bprio-pfc\s+((?:\d:(?:on|off)\s*){1,8}).*")
 DCB_APP = re.compile(r"dscp-prio\s+((?:\d+:\d\s*)+)")
+MAX_HEADER = 512
 EXPECTED = "an mlnx_qos line (trust state, PFC rows, tc/priority lines) or a dcb pfc/app line"
 
 
@@ -52,7 +53,7 @@ def parse_mlnx_qos(source: SourceFile) -> QosFile:
 
     def current(line: Line, interface: str | None = None, hca: str | None = None) -> QosPort:
         nonlocal port
-        if port is None or interface is not None:
+        if port is None or (interface is not None and (interface, hca) != (port.interface, port.hca)):
             port = build(QosPort, interface=interface, hca=hca, trust=None, pfc=None, dscp2prio={},
                          loc=at(path, line), lines={})
             result.ports.append(port)
@@ -60,8 +61,9 @@ def parse_mlnx_qos(source: SourceFile) -> QosFile:
 
     for line in numbered(source.text):
         text = line.text
-        header = WRAPPER.fullmatch(text)
-        command = COMMAND.fullmatch(text) if PROMPT.match(text) or text.startswith("mlnx_qos") else None
+        short = len(text) <= MAX_HEADER  # headers are short; long lines never reach these regexes
+        header = WRAPPER.fullmatch(text) if short else None
+        command = COMMAND.fullmatch(text) if short and (PROMPT.match(text) or text.startswith("mlnx_qos")) else None
         if header or command:
             current(line, (header or command).group(1), header.group(2) if header else None)
             continue

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import GraphChannel, GraphFile, Location, NcclGraph, build
+from topolint.model.numbers import strtof, strtol_prefix
 from topolint.parsers.xmlsafe import parse_xml
 
 _GRAPH_KINDS = {"0": "ring", "1": "tree", "2": "collnet-chain", "3": "nvls", "4": "collnet-direct"}
 
 
 def _float(value: str | None) -> float | None:
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+    """NCCL reads graph speeds with ``strtof`` (src/graph/xml.h xmlGetAttrFloat)."""
+    return None if value is None else strtof(value)[0]
+
+
+def _devs(channel) -> list[int]:
+    """GPU devs of a channel as ``strtol(dev, NULL, 0)`` reads them; devs with no digit are left out."""
+    devs = (strtol_prefix(g.get("dev")) for g in channel.iter("gpu"))
+    return [d for d in devs if d is not None]
 
 
 def parse_graph(source: SourceFile) -> GraphFile:
@@ -22,8 +27,7 @@ def parse_graph(source: SourceFile) -> GraphFile:
     for graph_el in root.iter("graph"):
         channels = [
             build(GraphChannel,
-                gpus=[int(g.get("dev", "0"), 0) if g.get("dev", "").startswith("0x") else int(g.get("dev", "0") or 0)
-                      for g in ch.iter("gpu") if (g.get("dev") or "").replace("x", "").isalnum()],
+                gpus=_devs(ch),
                 nets=[n.get("dev", "") for n in ch.iter("net")],
             )
             for ch in graph_el.iter("channel")

@@ -34,9 +34,9 @@ MALFORMED = "malformed NCCL log"  # collect.py reports these from folder walks t
 LAUNCHER_TAG = re.compile(r"(?:\[\d+,\d+\]<std(?:out|err)>:|\[(?:rank|default)\d+\]:\s?|\d+: )")
 PREFIX = re.compile(
     r"(?:\[(?P<ts>[^\]]*)\]\s*)?(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+)\s+\[(?P<dev>\d+)\]\s+"
-    # Between the device and "NCCL": nothing (INFO), "file.cc:123 [(func)]" (WARN), a TRACE time, or a
-    # plugin's C++ signature ("int nccl_net_ofi_create_plugin(...):208"); bounded to stay linear.
-    r"(?:[^\n]{0,400}?\s)?NCCL\s+(?P<level>INFO|WARN|TRACE|CALL)\b ?"
+    # Between the device and "NCCL": nothing (INFO, tried first), "file.cc:123 [(func)]" (WARN), a
+    # TRACE time, or a plugin's C++ signature ("int nccl_net_ofi_create_plugin(...):208"); bounded.
+    r"(?:|[^\n]{1,400}?\s)NCCL\s+(?P<level>INFO|WARN|TRACE|CALL)\b ?"
 )
 BANNER = re.compile(r"NCCL version (?P<ver>\d+\.\d+\.\d+)\S*?\+cuda(?P<cuda>\d+\.\d+)")
 
@@ -71,7 +71,8 @@ TOPO_NODE = re.compile(
 )
 PATHS = re.compile(r"(?P<from>(?:GPU|NET)/[0-9A-Fa-f-]+) :(?P<items>.*)$")  # paths.cc printNodePaths
 PATH_ITEM = re.compile(r"(?P<t>[A-Z]+)/(?P<id>[0-9a-fA-F-]+) \((?P<hops>\d+)/(?P<bw>[\d.]+)/(?P<pt>[A-Z]+)\)")
-CONNECTED = re.compile(r"Connected all rings\b")
+RING = re.compile(r"Channel \d+/\d+ :(?P<ranks>(?:\s+\d+)+)(?:\.\.\.)?\s*$")  # graph/rings.cc dumpLine
+TREES = re.compile(r"Trees(?P<items>(?: \[\d+\] -?\d+/-?\d+/-?\d+->\d+->-?\d+)+)\s*$")  # init.cc
 PLUGIN = re.compile(r"(?:NET|TUNER|PROFILER|ENV|GIN)/Plugin ?:|NET/OFI |Successfully loaded external plugin")
 # Lines that show an RDMA transport was tried and failed, or turned off: the expectation that
 # PERF003 needs. The healthy noise of optional plugins ("Failed to find ncclCollNetPlugin_v9
@@ -86,10 +87,35 @@ RDMA_ATTEMPT = re.compile(
 FAILURE = re.compile(r"(?P<host>[^\s:]+): Test (?:NCCL failure|CUDA failure|timeout)\b")  # nccl-tests common.h
 
 
+def printable(text: str) -> str:
+    """Text from a log as reports may show it: control characters (terminal escapes) spelled out."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
 def strip_launcher_tag(text: str) -> tuple[str, int]:
     """(text without a launcher's tag, how many characters were cut)."""
     match = LAUNCHER_TAG.match(text)
     return (text[match.end():], match.end()) if match else (text, 0)
+
+
+class _Line:
+    """One NCCL line as read; facts (LogLine, Location) are built only for lines that are kept."""
+
+    __slots__ = ("reader", "level", "host", "device", "message", "number", "column", "_loc")
+
+    def __init__(self, reader, level, host, device, message, number, column):
+        self.reader, self.level, self.host, self.device = reader, level, host, device
+        self.message, self.number, self.column, self._loc = message, number, column, None
+
+    @property
+    def loc(self) -> Location:
+        if self._loc is None:
+            self._loc = self.reader.loc(self.number, self.column)
+        return self._loc
+
+    def fact(self, message: str | None = None) -> LogLine:
+        return build(LogLine, level=self.level, host=self.host, device=self.device,
+                     message=self.message if message is None else message, loc=self.loc)
 
 
 class LogReader:
@@ -99,85 +125,98 @@ class LogReader:
         self.path = path
         self.log = build(NcclLog)
         self._in_system: str | None = None  # host whose "=== System" print is open
+        # A message's first characters pick the handler: one regex per line, not one per format.
+        self._by_start = (("Channel ", self._channel), ("NCCL version", self._version), ("Using network", self._network),
+                          ("NCCL_", self._setting), ("comm ", self._comm), ("NET/IB", self._devices),
+                          ("NET/Socket", self._devices), ("=== System", self._system_start), ("GPU/", self._paths),
+                          ("NET/", self._paths), ("Trees", self._trees), ("Connected all rings", self._connected))
 
     def loc(self, number: int, column: int) -> Location:
         return build(Location, path=self.path, line=number, column=column)
 
     def feed(self, text: str, number: int, offset: int = 0) -> bool:
         """``text`` is the line without a launcher tag; ``offset`` the characters cut before it."""
+        if "NCCL" not in text:
+            return False
         prefix = PREFIX.match(text)
         if prefix is None:
             return self._unprefixed(text, number, offset)
         self.log.line_count += 1
-        message = text[prefix.end():]
-        column = offset + prefix.end() + 1
-        host, level = prefix.group("host"), prefix.group("level")
-        device = decimal(prefix.group("dev"))
-        line = build(LogLine, level=level, host=host, device=device, message=message.rstrip(),
-                     loc=self.loc(number, column))
-        if level == "WARN":
-            self.log.warnings.append(line)
-            if RDMA_ATTEMPT.search(message):
-                self.log.rdma_attempts.append(line)
+        line = _Line(self, prefix.group("level"), printable(prefix.group("host")), decimal(prefix.group("dev")),
+                     printable(text[prefix.end():].rstrip()), number, offset + prefix.end() + 1)
+        if line.level == "WARN":
+            kept = line.fact()
+            self.log.warnings.append(kept)
+            if RDMA_ATTEMPT.search(line.message):
+                self.log.rdma_attempts.append(kept)
             return True
-        self._message(message, line, host)
+        self._message(line)
         return True
 
     def _unprefixed(self, text: str, number: int, offset: int) -> bool:
         """The version banner at NCCL_DEBUG=VERSION/WARN and nccl-tests failure lines have no prefix."""
-        banner = BANNER.match(text.strip())
+        stripped = text.strip()
+        banner = BANNER.match(stripped)
         if banner:
             self.log.line_count += 1
             self.log.versions.append(build(LogLine, level="", message=banner.group("ver"),
                                            loc=self.loc(number, offset + 1 + len(text) - len(text.lstrip()))))
             return True
-        failure = FAILURE.match(text.strip())
+        failure = FAILURE.match(stripped)
         if failure:
-            self.log.failures.append(build(LogLine, level="", host=failure.group("host"), message=text.strip(),
+            self.log.failures.append(build(LogLine, level="", host=printable(failure.group("host")),
+                                           message=printable(stripped),
                                            loc=self.loc(number, offset + 1)))
             return True
         return False
 
-    def _message(self, message: str, line: LogLine, host: str) -> None:
-        if self._in_system == host and self._system_line(message, line, host):
+    def _message(self, line: _Line) -> None:
+        message = line.message
+        if self._in_system == line.host and self._system_line(line):
             return
-        for handler in (self._version, self._network, self._setting, self._channel, self._comm, self._counts,
-                        self._devices, self._system_start, self._paths, self._misc):
-            if handler(message, line, host):
+        for start, handler in self._by_start:
+            if message.startswith(start) and handler(line):
                 return
+        if message[:1].isdigit():
+            self._counts(line)
+        elif "comm 0x" in message and "Init" in message:
+            self._init(line)
+        else:
+            self._misc(line)
 
-    def _version(self, message: str, line: LogLine, host: str) -> bool:
-        match = VERSION.match(message)
+    def _version(self, line: _Line) -> bool:
+        match = VERSION.match(line.message)
         if match:
-            line.message = match.group("ver")
-            self.log.versions.append(line)
+            self.log.versions.append(line.fact(match.group("ver")))
         return bool(match)
 
-    def _network(self, message: str, line: LogLine, host: str) -> bool:
-        match = NETWORK.match(message)
+    def _network(self, line: _Line) -> bool:
+        match = NETWORK.match(line.message)
         if match:
-            line.message = match.group("net")
-            self.log.networks.append(line)
+            self.log.networks.append(line.fact(match.group("net")))
         return bool(match)
 
-    def _setting(self, message: str, line: LogLine, host: str) -> bool:
-        match = SETTING.match(message)
+    def _setting(self, line: _Line) -> bool:
+        match = SETTING.match(line.message)
         if match:
             self.log.settings.append(build(Setting, name=match.group("name"), value=match.group("value"),
-                                           host=host, loc=line.loc))
+                                           host=line.host, loc=line.loc))
             if match.group("name") == "NCCL_IB_DISABLE" and decimal(match.group("value")) == 1:
-                self.log.rdma_attempts.append(line)  # RDMA turned off by configuration
+                self.log.rdma_attempts.append(line.fact())  # RDMA turned off by configuration
         return bool(match)
 
-    def _channel(self, message: str, line: LogLine, host: str) -> bool:
-        match = CHANNEL.match(message)
+    def _channel(self, line: _Line) -> bool:
+        match = CHANNEL.match(line.message)
         if not match:
-            return False
+            ring = RING.match(line.message)
+            if ring:
+                self.log.rings.append(line.fact(ring.group("ranks").strip()))
+            return bool(ring)
         via = match.group("via")
         transport = via.split("/", 1)[0]
         fields = dict(channel=decimal(match.group("c")), src=decimal(match.group("src")),
                       src_device=match.group("sd"), dst=decimal(match.group("dst")), dst_device=match.group("dd"),
-                      direction=match.group("dir"), transport=transport, detail=via, host=host, loc=line.loc)
+                      direction=match.group("dir"), transport=transport, detail=via, host=line.host, loc=line.loc)
         net = NET_VIA.match(via) if transport == "NET" else None
         if net:
             fields.update(net=net.group("net"), net_device=decimal(net.group("dev")),
@@ -186,30 +225,33 @@ class LogReader:
         self.log.channels.append(build(Channel, **fields))
         return True
 
-    def _comm(self, message: str, line: LogLine, host: str) -> bool:
-        comm = COMM.match(message)
+    def _comm(self, line: _Line) -> bool:
+        comm = COMM.match(line.message)
         if comm:
             self.log.comms.append(build(Comm, rank=decimal(comm.group("r")), nranks=decimal(comm.group("n")),
                                         nnodes=decimal(comm.group("nn")), local_ranks=decimal(comm.group("lr")),
-                                        host=host, loc=line.loc))
+                                        host=line.host, loc=line.loc))
             return True
-        init = INIT.search(message)
+        return self._init(line)
+
+    def _init(self, line: _Line) -> bool:
+        init = INIT.search(line.message)
         if init:
             self.log.inits.append(build(RankInit, rank=decimal(init.group("r")), nranks=decimal(init.group("n")),
                                         cuda_device=decimal(init.group("cd")), bus_id=init.group("bus").lower(),
-                                        host=host, loc=line.loc))
-            return True
-        return False
+                                        host=line.host, loc=line.loc))
+        return bool(init)
 
-    def _counts(self, message: str, line: LogLine, host: str) -> bool:
-        match = COUNTS.match(message)
+    def _counts(self, line: _Line) -> bool:
+        match = COUNTS.match(line.message)
         if match:
             optional = {k: decimal(match.group(k)) if match.group(k) else None for k in ("collnet", "nvls")}
             self.log.counts.append(build(ChannelCounts, coll=decimal(match.group("coll")),
-                                         p2p=decimal(match.group("p2p")), host=host, loc=line.loc, **optional))
+                                         p2p=decimal(match.group("p2p")), host=line.host, loc=line.loc, **optional))
         return bool(match)
 
-    def _devices(self, message: str, line: LogLine, host: str) -> bool:
+    def _devices(self, line: _Line) -> bool:
+        message, host = line.message, line.host
         ib = IB_USING.match(message)
         if ib:
             for item in IB_ITEM.finditer(ib.group("devs")):
@@ -230,48 +272,59 @@ class LogReader:
                 self.log.net_devices.append(build(NetDevice, net="Socket", index=decimal(item.group("i")),
                                                   name=item.group("name"), host=host, loc=line.loc))
             return True
-        return False
-
-    def _system_start(self, message: str, line: LogLine, host: str) -> bool:
-        if SYSTEM_START.match(message):
-            self._in_system = host
+        if RDMA_ATTEMPT.match(message):
+            self.log.rdma_attempts.append(line.fact())
             return True
         return False
 
-    def _system_line(self, message: str, line: LogLine, host: str) -> bool:
-        if SYSTEM_END.match(message):
+    def _system_start(self, line: _Line) -> bool:
+        if SYSTEM_START.match(line.message):
+            self._in_system = line.host
+            return True
+        return False
+
+    def _system_line(self, line: _Line) -> bool:
+        if SYSTEM_END.match(line.message):
             self._in_system = None
             return True
-        node = TOPO_NODE.match(message.strip())
+        node = TOPO_NODE.match(line.message.strip())
         if not node:
             self._in_system = None  # the print ended without its closing line (an excerpt)
             return False
         self.log.topology.append(build(TopoPrintLine,
             kind="link" if node.group("lt") else "node", node_type=node.group("type"), node_id=node.group("id"),
             link_type=node.group("lt"), bandwidth=printed_float(node.group("bw")) if node.group("bw") else None,
-            info=node.group("info"), host=host, loc=line.loc))
+            info=node.group("info"), host=line.host, loc=line.loc))
         return True
 
-    def _paths(self, message: str, line: LogLine, host: str) -> bool:
-        match = PATHS.match(message)
+    def _paths(self, line: _Line) -> bool:
+        match = PATHS.match(line.message)
         if not match:
             return False
         for item in PATH_ITEM.finditer(match.group("items")):
             self.log.topology.append(build(TopoPrintLine,
                 kind="path", path_from=match.group("from"), node_type=item.group("t"), node_id=item.group("id"),
-                bandwidth=printed_float(item.group("bw")), path_type=item.group("pt"), host=host, loc=line.loc))
+                bandwidth=printed_float(item.group("bw")), path_type=item.group("pt"), host=line.host, loc=line.loc))
         return True
 
-    def _misc(self, message: str, line: LogLine, host: str) -> bool:
-        if CONNECTED.match(message):
-            self.log.connected.append(line)
-        elif PLUGIN.match(message):
-            self.log.plugin_lines.append(line)
-            if RDMA_ATTEMPT.search(message):
-                self.log.rdma_attempts.append(line)
-        elif RDMA_ATTEMPT.search(message):
-            self.log.rdma_attempts.append(line)
+    def _trees(self, line: _Line) -> bool:
+        trees = TREES.match(line.message)
+        if trees:
+            self.log.trees.append(line.fact(trees.group("items").strip()))
+        return bool(trees)
+
+    def _connected(self, line: _Line) -> bool:
+        self.log.connected.append(line.fact())
         return True
+
+    def _misc(self, line: _Line) -> None:
+        if PLUGIN.match(line.message):
+            kept = line.fact()
+            self.log.plugin_lines.append(kept)
+            if RDMA_ATTEMPT.search(line.message):
+                self.log.rdma_attempts.append(kept)
+        elif RDMA_ATTEMPT.search(line.message):
+            self.log.rdma_attempts.append(line.fact())
 
 
 def parse_nccl_log(source: SourceFile) -> MeasuredFile:

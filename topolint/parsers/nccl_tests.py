@@ -27,7 +27,7 @@ from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build
 from topolint.model.measured import LogLine, MeasuredFile, Placement, ResultRow, TestDevice, TestRun
 from topolint.model.numbers import decimal, printed_float
-from topolint.parsers.nccl_log import LogReader, strip_launcher_tag
+from topolint.parsers.nccl_log import LogReader, printable, strip_launcher_tag
 
 MALFORMED = "malformed nccl-tests output"  # collect.py reports these from folder walks too
 HASH = r"(?:#\s*)?"
@@ -81,11 +81,15 @@ class _Tables:
         stripped = text.strip()
         column = cut + len(text) - len(text.lstrip()) + 1
         loc = self.loc(number, column)
-        for handler in (self._version, self._header, self._device, self._columns, self._footer, self._row):
+        if stripped[:1].isdigit():  # most lines of a table are rows: try them first
+            handlers = (self._row, self._header)
+        else:
+            handlers = (self._version, self._header, self._device, self._columns, self._footer)
+        for handler in handlers:
             if handler(stripped, loc):
                 return
         if self.command is None and not self.runs and COMMAND.fullmatch(stripped):
-            self.command = build(LogLine, level="", message=stripped, loc=loc)
+            self.command = build(LogLine, level="", message=printable(stripped), loc=loc)
 
     def _version(self, text: str, loc: Location) -> bool:
         version, starting = VERSION.fullmatch(text), STARTING.fullmatch(text)
@@ -97,7 +101,7 @@ class _Tables:
             run = self.current(loc)
             if run.collective is not None or run.header_loc is not None:
                 run = self.new_run(loc)
-            run.collective = starting.group("name")
+            run.collective = printable(starting.group("name"))
         return bool(version or starting)
 
     def _header(self, text: str, loc: Location) -> bool:
@@ -122,8 +126,8 @@ class _Tables:
         group = match.group("group")
         run.devices.append(build(TestDevice,
             rank=decimal(match.group("rank")), group=decimal(group) if group else None, pid=decimal(match.group("pid")),
-            host=match.group("host"), device=decimal(match.group("dev")), bus=match.group("bus").lower(),
-            model=match.group("model"), loc=loc))
+            host=printable(match.group("host")), device=decimal(match.group("dev")), bus=match.group("bus").lower(),
+            model=printable(match.group("model")), loc=loc))
         return True
 
     def _columns(self, text: str, loc: Location) -> bool:
@@ -275,9 +279,9 @@ def _parse_json(source: SourceFile) -> MeasuredFile:
         if rank is None or number is None:
             continue
         run.devices.append(build(TestDevice, rank=rank, group=_json_int(device.get("group")),
-                                 pid=_json_int(device.get("pid")), host=str(device.get("hostname") or "?"),
-                                 device=number, bus=str(device.get("device_hex") or "").lower(),
-                                 model=str(device.get("device_info") or "").strip(),
+                                 pid=_json_int(device.get("pid")), host=printable(str(device.get("hostname") or "?")),
+                                 device=number, bus=printable(str(device.get("device_hex") or "").lower()),
+                                 model=printable(str(device.get("device_info") or "").strip()),
                                  loc=device_locs[index] if index < len(device_locs) else first))
     row_locs = positions.of("size")
     for index, result in enumerate(document["results"]):
@@ -288,7 +292,7 @@ def _parse_json(source: SourceFile) -> MeasuredFile:
         run.rows.append(row)
         names = result.get("experiment_name")
         if run.collective is None and isinstance(names, str):
-            run.collective = names
+            run.collective = printable(names)
     _json_footer(document, run, positions)
     return build(MeasuredFile, path=path, kind="nccl-tests", runs=[run], log=LogReader(path).log)
 
@@ -323,3 +327,17 @@ def _json_footer(document: dict, run: TestRun, positions: _Positions) -> None:
     if isinstance(average, dict):
         run.avg_busbw = _json_number(average.get("bandwidth"))
         run.avg_busbw_loc = (positions.of("average_bus_bandwidth") or [run.loc])[0]
+
+
+def summarise(measured: MeasuredFile) -> str:
+    """One line for --verbose: the runs and what the NCCL lines hold."""
+    parts = []
+    for run in measured.runs:
+        ranks = f", {len(run.devices)} ranks on {len(run.hosts)} host(s)" if run.devices else ""
+        parts.append(f"{run.collective or 'a run'}{ranks}, {len(run.rows)} rows")
+    log = measured.log
+    if log.line_count:
+        versions = sorted({v.message for v in log.versions})
+        parts.append(f"{log.line_count} NCCL lines" + (f" of NCCL {', '.join(versions)}" if versions else "")
+                     + f", {len(log.channels)} channels, {len(log.warnings)} warnings")
+    return "; ".join(parts) or "nothing measured"

@@ -21,6 +21,7 @@ from topolint.model.facts import (
     XmlElementStat,
     build,
 )
+from topolint.model.numbers import strtol_prefix
 from topolint.parsers.xmlsafe import declaration_and_doctype, parse_xml, start_tag_positions, tab_lines
 
 
@@ -43,15 +44,10 @@ def pci_kind_from_class(pci_class: str | None) -> str:
 
 
 def _int(value: str | None) -> int | None:
-    if value is None or value.strip() == "":
-        return None
-    try:
-        return int(value.strip(), 0)
-    except ValueError:
-        try:
-            return int(value.strip(), 16) if value.strip().lower().startswith("0x") else int(float(value))
-        except ValueError:
-            return None
+    """What NCCL's ``strtol(value, NULL, 0)`` reads (``010`` is 8, ``1.5`` is 1, huge values
+    saturate); None when the attribute is absent or holds no digit. TOPO002 reports the
+    misreadings."""
+    return strtol_prefix(value)
 
 
 def _flag(value: str | None) -> bool | None:

@@ -14,10 +14,11 @@ import re
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, NvlinkGpuStatus, NvlinkLink, NvlinkStatus, build
+from topolint.model.numbers import decimal, decimal_fraction
 
-GPU_HEADER = re.compile(r"GPU (\d+): (.*?)\s*\(UUID: ?([^)]*)\)\s*$")
-LINK = re.compile(r"Link (\d+): *(\S.*?)\s*$")
-RATE = re.compile(r"(\d+(?:\.\d+)?) ?GB/s")
+GPU_HEADER = re.compile(r"GPU ([0-9]+): (.*?)\s*\(UUID: ?([^)]*)\)\s*$")
+LINK = re.compile(r"Link ([0-9]+): *(\S.*?)\s*$")
+RATE = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?GB/s")
 STATE = re.compile(r"<([A-Za-z][A-Za-z ]*)>")
 ALL_INACTIVE = re.compile(r"(?:NVML: ?)?Unable to retrieve NVLink information as all links are inactive", re.IGNORECASE)
 ELISION = re.compile(r"\.{3,}|…+")
@@ -52,7 +53,10 @@ def parse_nvlink_status(source: SourceFile) -> NvlinkStatus:
         header = GPU_HEADER.match(text)
         if header:
             close()
-            index = int(header.group(1))
+            index = decimal(header.group(1))
+            if index is None:
+                raise InputError(path, number, f"{MALFORMED}: GPU index {header.group(1)[:20]!r} is not a GPU number",
+                                 column)
             if index in first_line:
                 raise InputError(path, number, f"{MALFORMED}: GPU {index} appears twice "
                                  f"(first on line {first_line[index]})", column)
@@ -71,7 +75,9 @@ def parse_nvlink_status(source: SourceFile) -> NvlinkStatus:
         if not link or current.all_inactive:
             raise InputError(path, number, f"{MALFORMED}: {EXPECTED}; found {text[:40]!r} "
                              f"in the block of GPU {current.index}", column)
-        index, value = int(link.group(1)), link.group(2)
+        index, value = decimal(link.group(1)), link.group(2)
+        if index is None:
+            raise InputError(path, number, f"{MALFORMED}: Link {link.group(1)[:20]!r} is not a link number", column)
         value_column = column + text.index(value, len(f"Link {index}:"))
         if any(existing.index == index for existing in current.links):
             raise InputError(path, number, f"{MALFORMED}: GPU {current.index} lists Link {index} twice", column)
@@ -82,7 +88,7 @@ def parse_nvlink_status(source: SourceFile) -> NvlinkStatus:
         current.links.append(build(NvlinkLink,
             index=index,
             state="active" if rate else state.group(1).strip().lower(),
-            speed_gbps=float(rate.group(1)) if rate else None,
+            speed_gbps=decimal_fraction(rate.group(1)) if rate else None,
             loc=build(Location, path=path, line=number, column=value_column),
         ))
     close()

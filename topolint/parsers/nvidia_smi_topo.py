@@ -15,6 +15,7 @@ import re
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, MatrixRow, TopoMatrix, build
+from topolint.model.numbers import decimal
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 AFFINITY_NAMES = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
@@ -164,7 +165,9 @@ def parse_matrix(source: SourceFile) -> TopoMatrix:
         kind = "gpu" if label.startswith("GPU") else "nic"
         placed = _place_affinity(rest, affinity, affinity_cols, raw) if kind == "gpu" and affinity else {}
         if kind == "gpu":
-            index = int(label[3:])
+            index = decimal(label[3:]) if label[3:].isascii() else None
+            if index is None:
+                raise InputError(path, number + 1, f"row {label[:24]}: not a GPU number", label_col + 1)
             gpu_count += 1
         else:
             index = nic_positions.get(label, len(rows) - gpu_count)

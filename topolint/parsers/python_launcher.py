@@ -8,9 +8,12 @@ scopes of their own, as in shell scripts.
 from __future__ import annotations
 
 import ast
+import re
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.config import ConfigFile, EnvSetting
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what ast counts as a line break (not \f or \v)
 
 
 def _is_environ(node) -> bool:
@@ -24,8 +27,20 @@ def _const(node) -> str | None:
 
 
 class _Visitor:
-    def __init__(self, config: ConfigFile):
+    def __init__(self, config: ConfigFile, text: str):
         self.config = config
+        # Source lines as UTF-8 (ast's columns are byte offsets), split once: ast.get_source_segment
+        # splits the whole file on every call, quadratic in a launcher with thousands of settings.
+        self._lines = [line.encode("utf-8") for line in _LINE_BREAK.split(text)]
+
+    def segment(self, node) -> str:
+        """The source text of ``node``, as ast.get_source_segment gives it."""
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        end = node.end_col_offset if node.end_col_offset is not None else len(self._lines[last])
+        if first == last:
+            return self._lines[first][node.col_offset:end].decode("utf-8", errors="replace")
+        parts = [self._lines[first][node.col_offset:], *self._lines[first + 1:last], self._lines[last][:end]]
+        return "\n".join(p.decode("utf-8", errors="replace") for p in parts)
 
     def add(self, key_node, value_node, scope: str, how: str, default: bool = False) -> None:
         name = _const(key_node)
@@ -35,7 +50,7 @@ class _Visitor:
         self.config.settings.append(EnvSetting(
             name, _const(value_node) if value_node is not None else None,
             self.config.loc(key_node.lineno, column), scope, how, self.config.path,
-            raw=ast.get_source_segment(self._text, value_node) if value_node is not None else "",
+            raw=self.segment(value_node) if value_node is not None else "",
             default_only=default))
 
     def body(self, statements, scope: str) -> None:
@@ -102,7 +117,9 @@ def parse_python(source: SourceFile) -> ConfigFile:
         tree = ast.parse(source.text, filename=source.path)
     except SyntaxError as exc:
         raise InputError(source.path, exc.lineno or 1, f"Python syntax error: {exc.msg}", exc.offset or 0) from None
-    visitor = _Visitor(config)
-    visitor._text = source.text
+    except (RecursionError, MemoryError):
+        # CPython's parser gives up on expressions nested thousands deep (a + a + ..., - - - 1).
+        raise InputError(source.path, 1, "Python syntax error: expressions nested too deeply to parse") from None
+    visitor = _Visitor(config, source.text)
     visitor.body(tree.body, "file")
     return config

@@ -14,6 +14,14 @@ PARSERS = {
     NCCL_GRAPH_XML: "topolint.parsers.nccl_graph_xml:parse_graph",
     "nvidia-smi-topo": "topolint.parsers.nvidia_smi_topo:parse_matrix",
     "nvidia-smi-nvlink": "topolint.parsers.nvidia_smi_nvlink:parse_nvlink_status",
+    # Host facts (model/host.py); "virt" and "dmi-product-name" only by a bundle manifest's format.
+    "lspci": "topolint.parsers.lspci:parse_lspci",
+    "dmesg": "topolint.parsers.kernel_iommu:parse_dmesg",
+    "cmdline": "topolint.parsers.kernel_iommu:parse_cmdline",
+    "virt": "topolint.parsers.virt:parse_detect_virt",
+    "dmi-product-name": "topolint.parsers.virt:parse_dmi_product",
+    "numactl": "topolint.parsers.numactl:parse_numactl",
+    "hwloc": "topolint.parsers.hwloc_xml:parse_hwloc",
     # Fabric outputs (topolint/inputs/fabric_sniff.py; facts in topolint/model/fabric.py).
     "ibstat": "topolint.parsers.ibstat:parse_ibstat",
     "ibstatus": "topolint.parsers.ibstat:parse_ibstatus",

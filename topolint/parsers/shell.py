@@ -23,10 +23,13 @@ import os
 import re
 import shlex
 
-from topolint.inputs.source import SourceFile
+from topolint.inputs.source import InputError, SourceFile, read_source
 from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
+from topolint.model.facts import Location, build
 from topolint.parsers._bash import Heredoc, Token, statements
+from topolint.parsers._sourced import script_dir
+from topolint.parsers.envfile import parse_literal_lines
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted
 
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "|&", ";&", ";;&"}
@@ -48,10 +51,13 @@ _SLURM_FACTS = {
 
 
 class _ShellParser:
-    def __init__(self, source: SourceFile):
-        self.path = source.path
+    def __init__(self, source: SourceFile, lines: list[str] | None = None):
+        self.path = source.path  # the file being read now: the script, or a file it sources
+        self.source = source
+        self.including: list[tuple[str, str]] = []  # (display, real) of the files being sourced, innermost last
+        self.script_dir_vars: dict[str, str] = {}  # DIR=$(dirname "$0") and the like -> whose folder
         self.text = source.text
-        self.lines = source.text.split("\n")  # bash's lines: only LF ends one
+        self.lines = lines if lines is not None else source.text.split("\n")  # bash's lines: only LF ends one
         self.config = ConfigFile(path=source.path, format="shell")
         self.stack: list[tuple[str, str, int]] = [("file", "file", 0)]  # (kind, scope, opening line)
         self.ids: set[str] = set()
@@ -59,6 +65,7 @@ class _ShellParser:
         self.seen_command = False
         self.cursor: Cursor | None = None
         self.line = 0
+        self.heredoc_readers: dict[int, tuple[str, str | None, str | None]] = {}  # heredoc -> scope, reader, target
 
     # ---- scopes -------------------------------------------------------------------------------
     @property
@@ -93,6 +100,10 @@ class _ShellParser:
         for number, text in enumerate(self.lines[:first_command - 1], 1):
             if text.strip().startswith("#SBATCH"):  # Slurm reads directives up to the first command
                 self._sbatch(number, text)
+        self._statements(found, stopped)
+        return self.config
+
+    def _statements(self, found: list, stopped) -> None:
         for statement in found:
             self.line = statement.first_line
             self.cursor = Cursor(self.lines, statement.first_line, statement.last_line)
@@ -100,9 +111,54 @@ class _ShellParser:
             for heredoc in statement.heredocs:
                 self._heredoc_body(heredoc)
         if stopped:
-            self.config.skipped.append(SkippedLine(
-                stopped.line, f"unterminated {stopped.what}: lines {stopped.line}-{len(self.lines)} not analysed"))
-        return self.config
+            self._skip(stopped.line, f"unterminated {stopped.what}: lines {stopped.line}-{len(self.lines)} not analysed")
+
+    def _skip(self, line: int, reason: str) -> None:
+        self.config.skipped.append(SkippedLine(line, reason, None if self.path == self.config.path else self.path))
+
+    def _loc(self, line: int, column: int = 0):
+        return build(Location, path=self.path, line=max(line, 1), column=max(column, 0))
+
+    def _env_file(self, value: str) -> None:
+        """``docker run --env-file FILE``: docker reads FILE literally (inputs/env_consumers.py)."""
+        from topolint.parsers._sourced import resolve
+
+        found = resolve(value, value, [(self.source.path, self.source.real_path), *self.including], {})
+        if isinstance(found, tuple):
+            self.config.env_files.append(found[0])
+
+    # ---- source / . -----------------------------------------------------------------------------
+    def _source(self, argument: str) -> None:
+        """Read a sourced file in place, as bash runs it in the current shell and scope."""
+        from topolint.parsers._sourced import MAX_DEPTH, resolve
+
+        hint = _shellcheck_hint(self.lines, self.line)
+        files = [(self.source.path, self.source.real_path), *self.including]
+        found = resolve(argument, hint, files, self.script_dir_vars)
+        if isinstance(found, str):
+            self._skip(self.line, f"source {argument}: {found}")
+            return
+        real, display = found
+        if real in {path for _, path in self.including} or real == _real(self.source.real_path):
+            self._skip(self.line, f"source {argument}: {display} is already being read (a cycle): not read again")
+            return
+        if len(self.including) >= MAX_DEPTH:
+            self._skip(self.line, f"source {argument}: more than {MAX_DEPTH} nested source commands: not followed")
+            return
+        try:
+            sourced = read_source(display, real)
+        except InputError as exc:
+            self._skip(self.line, f"source {argument}: {exc.message}")
+            return
+        self.config.included.append(sourced)
+        saved = (self.path, self.lines, self.cursor, self.line)
+        self.path, self.lines = display, sourced.text.split("\n")
+        self.including.append((display, real))
+        try:
+            self._statements(*statements(sourced.text))
+        finally:
+            self.including.pop()
+            self.path, self.lines, self.cursor, self.line = saved
 
     def _heredoc_body(self, heredoc: Heredoc) -> None:
         if heredoc.body:
@@ -112,10 +168,14 @@ class _ShellParser:
 
     def _statement(self, tokens: list[Token]) -> None:
         words: list[str] = []
+        heredocs: list[Heredoc] = []  # the heredocs the current command reads
+        target: list[str] = []  # where its output goes (> FILE)
         skip_next = False
         for i, token in enumerate(tokens):
             if skip_next:
                 skip_next = False
+                if target == [""]:
+                    target[0] = token
                 continue
             if token.op and token in _SEPARATORS | {";;"}:
                 if words and token == ")" and len(words) == 1 and self.stack[-1][0] in ("case", "branch"):
@@ -128,16 +188,52 @@ class _ShellParser:
                     words = []
                     skip_next = True
                     continue
+                self._feeds(heredocs, words, target)
                 self._command(words)
-                words = []
+                words, heredocs, target = [], [], []
                 if token in (";;", ";&", ";;&"):
                     self._pop("branch")
                 continue
             if token.op and ("<" in token or ">" in token):  # a redirection and its target
+                if token.heredoc is not None:
+                    heredocs.append(token.heredoc)
+                elif token in (">", ">>", ">|") and not target:
+                    target.append("")
                 skip_next = True
                 continue
             words.append(token)
+        self._feeds(heredocs, words, target)
         self._command(words)
+
+    def _feeds(self, heredocs: list[Heredoc], words: list[str], target: list[str]) -> None:
+        if not heredocs:
+            return
+        reader = _reader(words)
+        written = _tee(words) if reader == "tee" else (target[0] if target else None)
+        for heredoc in heredocs:
+            self.heredoc_readers[id(heredoc)] = (self.scope, reader, written)
+
+    def _heredoc_body(self, heredoc: Heredoc) -> None:
+        """A heredoc as bash uses it: the script of a shell it feeds (``bash <<EOF``), the content
+        of an nccl.conf it writes (``cat > /etc/nccl.conf <<EOF``), else data, listed as skipped."""
+        if not heredoc.body:
+            return
+        first, last = heredoc.first_line, heredoc.first_line + len(heredoc.body) - 1
+        scope, reader, target = self.heredoc_readers.pop(id(heredoc), (self.scope, None, None))
+        if reader in _SHELLS and len(self.stack) < MAX_HEREDOC_NESTING + 1:
+            self.stack.append(("sh", f"{scope}/{self._new_id(f'sh@{first}')}", first))
+            saved = (self.cursor, self.line)
+            try:
+                self._statements(*statements("\n".join(heredoc.body), first))
+            finally:
+                self.stack.pop()
+                self.cursor, self.line = saved
+        elif target and os.path.basename(target) in NCCL_CONF_NAMES:
+            parse_literal_lines(heredoc.body, self.config, first, scope=f"nccl.conf:{target}", how="nccl-conf",
+                                path=self.path, expanded=not heredoc.literal, loc=self._loc)
+        else:
+            what = f"input to {reader}" if reader else "not a command's script"
+            self._skip(first, f"heredoc body (lines {first}-{last}) is {what}: not analysed")
 
     # ---- commands -----------------------------------------------------------------------------
     def _command(self, words: list[str]) -> None:
@@ -206,13 +302,17 @@ class _ShellParser:
             value = match.group("value")
             literal = value if not any(c in value for c in "$`") else None
             line, column = _position(word, match.start("name"))
-            self.config.settings.append(EnvSetting(name, literal, self.config.loc(line, column), self.scope,
+            self.config.settings.append(EnvSetting(name, literal, self._loc(line, column), self.scope,
                                                    "assign-default", self.path, raw=match.group(0),
                                                    default_only=True))
 
     def _simple(self, words: list[str], scope: str) -> None:
         i = 0
         while i < len(words) and ASSIGNMENT.match(words[i]):
+            name, value = ASSIGNMENT.match(words[i]).groups()
+            folder = script_dir(value, self.script_dir_vars)
+            if folder is not None and not folder[0]:
+                self.script_dir_vars[name] = folder[1]  # DIR="$(cd "$(dirname "$0")" && pwd)"
             i += 1
         assigns, rest = words[:i], words[i:]
         if not rest:
@@ -257,6 +357,8 @@ class _ShellParser:
             self._numactl(args, scope)
         elif name == "taskset":
             self._taskset(args, scope)
+        elif name in ("source", ".") and args:
+            self._source(args[0])
         elif name in ("docker", "podman") and args[:1] == ["run"]:
             self._docker_run(args[1:], self._step(scope))
 
@@ -267,24 +369,24 @@ class _ShellParser:
             where = self.cursor.find(name, assignment=True)
             value, _ = shell_value(name, raw)
             self.config.launch.append(LaunchFact(cfg.CUDA_VISIBLE_DEVICES, value if value is not None else "$",
-                                                 self.config.loc(*where), scope, word))
+                                                 self._loc(*where), scope, word))
             return
         if not wanted(name):
             return
         if line is None:
             line, column = self.cursor.find(name, assignment=True)
         value, default = shell_value(name, raw)
-        self.config.settings.append(EnvSetting(name, value, self.config.loc(line, column), scope, how,
+        self.config.settings.append(EnvSetting(name, value, self._loc(line, column), scope, how,
                                                self.path, raw=word, default_only=default))
 
     def _passthrough(self, name: str, scope: str, how: str) -> None:
         line, column = self.cursor.find(name)
-        self.config.settings.append(EnvSetting(name, None, self.config.loc(line, column), scope, how,
+        self.config.settings.append(EnvSetting(name, None, self._loc(line, column), scope, how,
                                                self.path, raw=name, passthrough=True))
 
     def _fact(self, kind: str, value: str, scope: str, option: str) -> None:
         line, column = self.cursor.find(option.split("=", 1)[0]) if self.cursor else (self.line, 0)
-        self.config.launch.append(LaunchFact(kind, value, self.config.loc(line, column), scope, option))
+        self.config.launch.append(LaunchFact(kind, value, self._loc(line, column), scope, option))
 
     def _export_list(self, value: str, scope: str, how: str) -> None:
         """Slurm ``--export=ALL,A=1,B=x,y``: a comma inside a list-valued variable continues it."""
@@ -372,7 +474,7 @@ class _ShellParser:
                         line, column = self.cursor.find(target)
                         value, default = shell_value(target, args[i + 2])
                         self.config.settings.append(EnvSetting(
-                            target, value, self.config.loc(line, column), scope, "mpirun-genv", self.path,
+                            target, value, self._loc(line, column), scope, "mpirun-genv", self.path,
                             raw=f"{word} {target} {args[i + 2]}", default_only=default))
                     i += 3
                 else:
@@ -454,9 +556,49 @@ class _ShellParser:
                 self._fact(cfg.IPC_HOST, "true", scope, option)
             elif option == "--gpus":
                 self._fact(cfg.GPUS_PER_POD, value, scope, option)
+            elif option == "--env-file":
+                self._env_file(value)
+
+
+_SHELLS = {"bash", "sh", "dash", "ksh", "zsh"}
+_WRAPPERS = {"sudo", "exec", "command", "nohup", "time", "env", "srun", "mpirun", "builtin"}
+NCCL_CONF_NAMES = {"nccl.conf", ".nccl.conf"}
+MAX_HEREDOC_NESTING = 16  # shells fed by heredocs inside heredocs; deeper bodies are listed as skipped
+
+
+def _reader(words: list[str]) -> str | None:
+    """The program a command's standard input goes to: ``srun -N2 bash`` -> bash."""
+    i = 0
+    while i < len(words) and (ASSIGNMENT.match(words[i]) or os.path.basename(words[i]) in _WRAPPERS
+                              or (i and words[i].startswith("-"))):
+        i += 1
+    if i < len(words) and not any(word == "-c" for word in words[i + 1:]):
+        return os.path.basename(words[i])
+    return None
+
+
+def _tee(words: list[str]) -> str | None:
+    """The file ``tee [-a] FILE`` writes."""
+    start = next(i for i, w in enumerate(words) if os.path.basename(w) == "tee") + 1
+    return next((w for w in words[start:] if not w.startswith("-")), None)
 
 
 _ASSIGN_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?=(?P<value>[^}]*)\}")
+
+
+def _shellcheck_hint(lines: list[str], line: int) -> str | None:
+    """``# shellcheck source=PATH`` on the comment lines right above ``line`` (1-based)."""
+    number = line - 2
+    while number >= 0 and lines[number].lstrip().startswith("#"):
+        match = re.search(r"shellcheck\s+(?:[a-z]+=\S+\s+)*source=(\S+)", lines[number])
+        if match:
+            return match.group(1)
+        number -= 1
+    return None
+
+
+def _real(path) -> str | None:
+    return os.path.realpath(path) if path is not None else None
 
 
 def _position(token: Token, offset: int) -> tuple[int, int]:
@@ -489,3 +631,13 @@ def _options(words: list[str], noarg: set[str]):
 
 def parse_shell(source: SourceFile) -> ConfigFile:
     return _ShellParser(source).parse()
+
+
+def parse_shell_into(config: ConfigFile, source: SourceFile, lines: list[str], body: list[str], first_line: int,
+                     scope: str) -> None:
+    """Read ``body`` (lines ``first_line``.. of ``source``, e.g. a Dockerfile ``RUN <<EOF``
+    heredoc) as a shell script run in ``scope``, adding what it sets to ``config``."""
+    parser = _ShellParser(source, lines)
+    parser.config = config
+    parser.stack = [("file", scope, 0)]
+    parser._statements(*statements("\n".join(body), first_line))

@@ -88,7 +88,7 @@ def _mapped_ipv4(gid: str) -> str | None:
 
 def sysfs_line(reader: SysfsReader, line: Line, pending: list) -> bool:
     """Read one line of a dump or session into ``reader``; False when it is neither."""
-    cat = CAT.fullmatch(line.text)
+    cat = CAT.fullmatch(line.text) if len(line.text) <= 4096 else None  # a command line is short
     if cat:
         pending[:] = [cat.group(1), line]
         reader.add(cat.group(1), "", at(reader.path, line))  # empty until an output line says otherwise

@@ -1,7 +1,9 @@
 """Safe XML parsing for untrusted inputs, plus start-tag positions lxml does not give.
 
-Entities are never expanded, no DTD is loaded, nothing is fetched from the network, and the
-size is bounded before parsing (see inputs.source.MAX_INPUT_BYTES).
+Entities are never expanded, no DTD, external entity or XInclude is ever opened (not even a
+local file a DOCTYPE names: a FIFO there would hang the run), nothing is fetched from the
+network, and the size is bounded before parsing (inputs.source.MAX_INPUT_BYTES, MAX_ELEMENTS
+here; libxml2 itself stops at 256 levels of nesting without ``huge_tree``).
 """
 
 from __future__ import annotations
@@ -20,17 +22,32 @@ _TOKEN = re.compile(
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
+# Far above NCCL's own limit (1,024 nodes at most, TOPO004) and real hwloc exports (thousands of
+# objects on the largest machines); beyond it a file is no topology and is TL001 before parsing.
+MAX_ELEMENTS = 200_000
+_START_TAG = re.compile(r"<[A-Za-z_]")
+
+
 def _parser():
     from lxml import etree  # only when XML is parsed: the suppression scanner needs none of it
 
-    return etree.XMLParser(
+    # collect_ids=False must not be passed: it makes libxml2 load the external DTD and parameter
+    # entities a DOCTYPE names, from disk, despite load_dtd=False. The resolver is a second
+    # guard: every external resource libxml2 asks lxml for is an empty string.
+    parser = etree.XMLParser(
         resolve_entities=False,
         no_network=True,
         load_dtd=False,
         dtd_validation=False,
         huge_tree=False,
-        collect_ids=False,
     )
+
+    class NoExternalResources(etree.Resolver):
+        def resolve(self, url, pubid, context):
+            return self.resolve_string("", context)
+
+    parser.resolvers.add(NoExternalResources())
+    return parser
 
 
 class LineIndex:
@@ -55,6 +72,7 @@ def parse_xml(path: str, text: str):
     """The root element, or InputError with the line and column libxml2 stopped at."""
     from lxml import etree
 
+    _check_element_count(path, text)
     try:
         return etree.fromstring(text.encode("utf-8"), _parser())
     except etree.XMLSyntaxError as exc:
@@ -64,6 +82,16 @@ def parse_xml(path: str, text: str):
             line, column = len(lines), len(lines[-1]) + 1
         message = re.sub(r", line \d+, column \d+$", "", exc.msg or "malformed XML")
         raise InputError(path, line or 1, f"malformed XML: {message}", column or 0) from None
+
+
+def _check_element_count(path: str, text: str) -> None:
+    if text.count("<") <= MAX_ELEMENTS:
+        return
+    for count, match in enumerate(_START_TAG.finditer(text), start=1):
+        if count > MAX_ELEMENTS:
+            line, column = LineIndex(text).position(match.start())
+            raise InputError(path, line, f"malformed XML: more than {MAX_ELEMENTS} elements (no topology "
+                             "has that many)", column)
 
 
 def start_tag_positions(text: str) -> list[TagPosition]:

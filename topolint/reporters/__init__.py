@@ -20,6 +20,7 @@ class Report:
     project_root: Path = field(default_factory=Path.cwd)
     nccl_version: str = ""
     unreadable: bool = False  # an input could not be read (TL001), whatever the selection
+    internal_errors: list = field(default_factory=list)  # engine.internal.InternalError: bugs, exit 2
     # Display settings of the human formats (full, concise):
     quiet: bool = False  # findings only, no summary line
     color: bool = False  # ANSI colour (reporters/color.py)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from topolint.reporters import Report, summary_line
+from topolint.reporters._text import safe_lines, visible
 from topolint.reporters.color import paint
 
 
 def finding_line(f, color: bool = False) -> str:
     column = f":{f.column}" if f.column else ""
-    where = paint(f"{f.path}:{f.line}{column}:", "bold", color)
+    where = paint(f"{visible(f.path)}:{f.line}{column}:", "bold", color)
     severity = paint(f"[{f.severity}]", f.severity if f.severity in ("error", "warning", "info") else "bold", color)
-    return f"{where} {paint(f.code, 'code', color)} {severity} {f.message}"
+    return f"{where} {paint(f.code, 'code', color)} {severity} {visible(f.message)}"
 
 
 def render_concise(report: Report) -> str:
@@ -18,4 +19,4 @@ def render_concise(report: Report) -> str:
     summary = summary_line(report)
     if summary:
         lines.append(summary)
-    return "".join(line + "\n" for line in lines)
+    return safe_lines("".join(line + "\n" for line in lines))

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from topolint.engine.finding import Finding
 from topolint.reporters import Report
+from topolint.reporters._text import visible
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 PER_LEVEL = 10  # GitHub's per-step limit for each of error, warning and notice
 
 
 def escape_data(text: str) -> str:
-    # Same rules as actions/toolkit escapeData; % first so escapes are not escaped again.
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # Same rules as actions/toolkit escapeData; % first so escapes are not escaped again. Other
+    # control characters (ESC) are made visible first: the log would pass them to the viewer.
+    return visible(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

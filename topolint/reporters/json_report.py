@@ -29,6 +29,7 @@ def finding_dict(f) -> dict:
         ],
         "evidence": list(f.evidence),
         "fix": f.fix,
+        "autofix": f.autofix.as_dict() if f.autofix else None,
         "fingerprint": f.fingerprint,
         "suppressed": f.suppressed,
         **({"suppression": f.suppression or "inSource", "justification": f.justification or ""}
@@ -49,4 +50,7 @@ def render_json(report: Report) -> str:
             "nccl_version": report.nccl_version,
         },
     }
+    if report.internal_errors:
+        document["internal_errors"] = [{"input": e.input, "rule": e.rule, "error": e.error}
+                                       for e in report.internal_errors]
     return json.dumps(document, indent=2, sort_keys=False) + "\n"

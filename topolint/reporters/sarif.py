@@ -7,6 +7,7 @@ every enabled rule in rules[] so ruleIndex is stable; no timestamps so output is
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import quote
 
@@ -14,6 +15,7 @@ from topolint import __version__
 from topolint.docs import rule_markdown, rule_url
 from topolint.engine.finding import Finding, Related
 from topolint.engine.rule import SEVERITY_ORDER, RuleDefinition
+from topolint.model.entities import parse_entity
 from topolint.reporters import Report
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -61,8 +63,9 @@ def _rule(rule: RuleDefinition) -> dict:
 class _Locator:
     """Turns finding paths into artifact locations, once per path (25,000 results add up)."""
 
-    def __init__(self, project_root: Path) -> None:
+    def __init__(self, project_root: Path, sources: dict | None = None) -> None:
         self.root = project_root.resolve()
+        self.sources = sources or {}
         self.cwd = Path.cwd().resolve()
         self.cache: dict[str, tuple[dict, bool]] = {}
 
@@ -88,28 +91,62 @@ class _Locator:
         artifact, inside = self.artifact(path)
         region = {"startLine": max(line, 1)}  # GitHub drops results without startLine >= 1
         if column > 0:
-            region["startColumn"] = column
+            region["startColumn"] = self.utf16_column(path, line, column)
         return {"artifactLocation": dict(artifact), "region": region}, inside
 
+    def utf16_column(self, path: str, line: int, column: int) -> int:
+        """Findings count columns in code points; the run declares UTF-16 code units (GitHub's unit)."""
+        source = self.sources.get(path)
+        if source is None or column <= 1:
+            return column
+        before = source.line_text(line)[:column - 1]
+        return column + sum(1 for char in before if ord(char) > 0xFFFF)
 
-def _entity_kind(entity: str) -> str:
-    # Entities are NODE/KIND/ID, e.g. dgx01/gpu/0000:87:00.0.
-    parts = entity.split("/", 2)
-    return parts[1] if len(parts) == 3 else "entity"
+    def fix(self, fix) -> dict:
+        """A SARIF fix: one artifactChange per file, each edit a replacement of a region."""
+        changes: dict[str, list] = {}
+        for edit in fix.edits:
+            changes.setdefault(edit.path, []).append({
+                "deletedRegion": {
+                    "startLine": edit.start_line, "startColumn": self.utf16_column(edit.path, edit.start_line, edit.start_column),
+                    "endLine": edit.end_line, "endColumn": self.utf16_column(edit.path, edit.end_line, edit.end_column),
+                },
+                "insertedContent": {"text": edit.content},
+            })
+        return {
+            "description": {"text": fix.message + (" (unsafe: --unsafe-fixes applies it)" if fix.applicability == "unsafe" else "")},
+            "artifactChanges": [{"artifactLocation": dict(self.artifact(path)[0]), "replacements": replacements}
+                                for path, replacements in changes.items()],
+            "properties": {"applicability": fix.applicability},
+        }
+
+
+# SARIF 3.33.7 kinds where one describes the entity: a setting is a variable, a launcher option a
+# parameter, a container spec an object. No SARIF kind names hardware or a whole file, and the
+# spec lets a producer use its own value then: the entity's kind (gpu, nic, pci, cpu, file, ...).
+SARIF_KINDS = {"env": "variable", "launch": "parameter", "container": "object"}
+_LINK_LIKE = re.compile(r"\[[^\]]*\]\(\d+\)")
+
+
+def _logical(entity: str) -> dict:
+    ref = parse_entity(entity)
+    return {"name": ref.name, "fullyQualifiedName": entity, "kind": SARIF_KINDS.get(ref.kind, ref.kind)}
 
 
 def _link_label(related: Related) -> str:
-    label = related.entity.split("/", 2)[-1] or related.entity
-    # SARIF embedded links: literal brackets in the link text must be escaped.
+    label = parse_entity(related.entity).label
+    # SARIF embedded links (3.11.6): literal brackets and backslashes in the link text are escaped.
     return label.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
 def _message(finding: Finding) -> str:
     if not finding.related:
         return finding.message
+    # Text that reads like an embedded link ("[x](1)") would become one: escape its brackets.
+    message = _LINK_LIKE.sub(lambda m: m.group(0).replace("[", "\\[").replace("]", "\\]"), finding.message)
     links = ", ".join(f"[{_link_label(r)}]({i})" for i, r in enumerate(finding.related, start=1))
-    sentence_end = "" if finding.message.rstrip().endswith(".") else "."
-    return f"{finding.message.rstrip()}{sentence_end} See {links}."
+    sentence_end = "" if message.rstrip().endswith(".") else "."
+    return f"{message.rstrip()}{sentence_end} See {links}."
 
 
 def _result(finding: Finding, rule_index: dict[str, int], locator: _Locator) -> dict:
@@ -121,14 +158,14 @@ def _result(finding: Finding, rule_index: dict[str, int], locator: _Locator) -> 
     physical, inside = locator.physical(finding.path, finding.line, finding.column)
     result["locations"] = [{
         "physicalLocation": physical,
-        "logicalLocations": [{"fullyQualifiedName": finding.entity, "kind": _entity_kind(finding.entity)}],
+        "logicalLocations": [_logical(finding.entity)],
     }]
     if finding.related:
         result["relatedLocations"] = [
             {
                 "id": i,
                 "physicalLocation": locator.physical(r.location.path, r.location.line, r.location.column)[0],
-                "logicalLocations": [{"fullyQualifiedName": r.entity, "kind": _entity_kind(r.entity)}],
+                "logicalLocations": [_logical(r.entity)],
                 "message": {"text": r.message},
             }
             for i, r in enumerate(finding.related, start=1)
@@ -139,6 +176,8 @@ def _result(finding: Finding, rule_index: dict[str, int], locator: _Locator) -> 
         # would open a duplicate alert on every run. Inside the repo we let the action hash.
         fingerprints["primaryLocationLineHash"] = f"{finding.fingerprint}:1"
     result["partialFingerprints"] = fingerprints
+    if finding.autofix is not None:
+        result["fixes"] = [locator.fix(finding.autofix)]
     if finding.suppressed:
         # inSource: a comment or annotation in the file; external: the baseline, which GitHub
         # closes as accepted. A baselined finding is also "unchanged" relative to the baseline.
@@ -163,9 +202,20 @@ def _keep_most_severe(findings: list[Finding]) -> list[Finding]:
     return [findings[i] for i in sorted(ranked[:MAX_RESULTS])]
 
 
+def _notification(error) -> dict:
+    """An internal error (engine/internal.py) as SARIF reports a tool's own failure."""
+    return {
+        "level": "error",
+        "message": {"text": f"internal error in {error.rule} on {error.input}: {error.error}"},
+        "descriptor": {"id": error.rule},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": error.input}}}]
+        if "," not in error.input else [],
+    }
+
+
 def render_sarif(report: Report) -> str:
     rule_index = {rule.code: i for i, rule in enumerate(report.rules)}
-    locator = _Locator(report.project_root)
+    locator = _Locator(report.project_root, report.sources)
     kept = _keep_most_severe(report.findings)
     run: dict = {
         "tool": {"driver": {
@@ -175,11 +225,15 @@ def render_sarif(report: Report) -> str:
             "rules": [_rule(rule) for rule in report.rules],
         }},
         "automationDetails": {"id": "topolint/"},
+        "columnKind": "utf16CodeUnits",
         "originalUriBaseIds": {"%SRCROOT%": {"uri": _dir_uri(locator.root)}},
         "invocations": [{
-            # An unreadable input means the check was incomplete, even though it reported.
-            "executionSuccessful": not report.unreadable,
+            # An unreadable input or an internal error means the check was incomplete, even
+            # though it reported.
+            "executionSuccessful": not (report.unreadable or report.internal_errors),
             "workingDirectory": {"uri": _dir_uri(locator.cwd)},
+            **({"toolExecutionNotifications": [_notification(e) for e in report.internal_errors]}
+               if report.internal_errors else {}),
         }],
         "results": [_result(f, rule_index, locator) for f in kept],
     }

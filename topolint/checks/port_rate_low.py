@@ -1,0 +1,56 @@
+"""NET004: an Active port runs below an Active sibling of the same card, or below the rate a
+site profile expects for its model.
+
+Most RDMA NIC models are sold at several rates (ConnectX-6 Dx 25-200 GbE, ConnectX-7 as NDR and
+NDR200, BlueField-3 at 200 or 400), so two ports of one model at different rates may be two
+products. Without a profile a port is only compared with the ports of its own card (the same
+system image GUID). Ports that are not Active keep a stale Rate and are never compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from topolint.checks import CheckParameters
+from topolint.checks._fabric import fabric, port_hit, report_line
+from topolint.engine.finding import Hit
+
+NEEDS = ("ports",)
+
+
+class Parameters(CheckParameters):
+    expected_gbps: dict[str, float] = {}  # site profile: NIC model ("MT4129") -> the rate its ports should run at
+
+
+def check(context, params: Parameters) -> Iterator[Hit]:
+    view = fabric(context)
+    active = [p for p in view.ports.values() if p.active and p.rate[0] is not None]
+    for port in active:
+        (rate, source), model = port.rate, port.value("model")
+        expected = params.expected_gbps.get(model or "")
+        card = port.value("system_guid")
+        siblings = [p for p in active if p is not port and card and p.value("system_guid") == card
+                    and p.link_layer == port.link_layer]
+        best = max(siblings, key=lambda p: p.rate[0], default=None)
+        where_rate = port.report_with("rate_gbps").at("rate") if port.value("rate_gbps") is not None \
+            else port.link.at("speed")
+        if expected is not None and rate < expected:
+            hit = port_hit(context, port, where_rate, rate=f"{rate:g}", want=f"{expected:g}",
+                           against=f"the site profile's {expected:g} Gb/s for {model}")
+        elif best is not None and rate < best.rate[0]:
+            want = best.rate[0]
+            hit = port_hit(context, port, where_rate, rate=f"{rate:g}", want=f"{want:g}",
+                           against=f"{best.label} of the same card at {want:g} Gb/s")
+            hit.evidence.append(_rate_line(best))
+            hit.evidence.append(f"both ports have system image GUID {card}: one card, one product rate")
+        else:
+            continue
+        hit.evidence[0:0] = [_rate_line(port), report_line(port, "state", "State: Active")]
+        yield hit
+
+
+def _rate_line(port) -> str:
+    if port.value("rate_gbps") is not None:
+        return report_line(port, "rate_gbps", f"Rate: {port.value('rate_gbps'):g} (Active)")
+    link = port.link
+    return f"{link.at('speed').path}:{link.at('speed').line}: ethtool {port.netdev}: Speed: {link.speed_text} (the netdev of {port.label})"

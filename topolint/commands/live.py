@@ -1,0 +1,355 @@
+"""`topolint live`: run nccl-tests' all_reduce_perf here or through the site's launcher, with
+NCCL_DEBUG=INFO captured, and judge what it measured against the estimate for the same shape.
+
+``run_live(LiveOptions)`` does the work and returns a ``LiveResult`` (the check result of the
+captured output, the argv, where the raw output is kept); ``cli(args)`` prints. The measured
+output goes through the same parsers and PERF rules as ``topolint check`` (with ``--topology``
+for the expectation), so live mode and a pasted table give the same findings.
+
+Processes: argv only (the launcher string is split with shlex, never given to a shell), one
+process group per run, a timeout; on timeout or Ctrl-C the group gets SIGTERM, then SIGKILL
+after a grace period (a launcher such as srun or mpirun needs that time to stop its remote tasks),
+and whatever is left of the group is killed when the run ends.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from topolint.commands import EXIT_ERROR
+
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "alltoall")
+# Where nccl-tests usually lands when it is not on PATH (README build: ./build/<name>).
+USUAL_PLACES = ("/usr/local/bin", "/opt/nccl-tests/build", "/usr/local/nccl-tests/build", "/opt/nccl_tests/build",
+                "~/nccl-tests/build", "/workspace/nccl-tests/build", "/opt/hpcx/nccl-tests/build")
+STDOUT_NAME, STDERR_NAME, REPORT_NAME = "nccl-tests.txt", "nccl-stderr.log", "report.txt"
+# What each isolation run disables, as the field runs them (docs/measured.md): NVLink only keeps
+# P2P to NVLink paths and turns SHM off; network only turns P2P and SHM off, so every peer
+# connection, also inside a node, goes through the NICs.
+ISOLATION = {"nvlink": {"NCCL_P2P_LEVEL": "NVL", "NCCL_SHM_DISABLE": "1"},
+             "network": {"NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"}}
+
+
+class LiveError(Exception):
+    """A run that gave nothing to judge: missing binary, crash, hang, garbage. Exit 2."""
+
+
+@dataclass
+class LiveOptions:
+    topology: str | None = None
+    nccl_tests: str | None = None  # the binary, or a folder holding it (or its build/)
+    launcher: str | None = None  # "srun -N2 --ntasks-per-node=8", "mpirun -np 16 -H a:8,b:8"
+    collective: str = "all_reduce"
+    sizes: str = "1M..8G"
+    timeout: float = 900.0
+    grace: float = 10.0
+    isolate: str | None = None
+    gpus: int | None = None  # GPUs of this node (single-node runs); default: nvidia-smi -L
+    output_dir: Path = Path("topolint-live")
+    nccl_version: str | None = None
+    progress: object | None = None  # callable(line) for each result row, or None
+
+
+@dataclass
+class LiveResult:
+    argv: list[str]
+    environment: dict[str, str]
+    output_dir: Path
+    check: object  # commands.check.CheckResult of the captured output
+    verdicts: list[str] = field(default_factory=list)  # plateau against expectation, per run
+    warnings: list[str] = field(default_factory=list)
+
+
+# ---- finding the binary ---------------------------------------------------------------------------
+def find_binary(name: str, given: str | None) -> Path:
+    """``given`` (a file, or a folder with NAME or build/NAME), else PATH, else the usual places."""
+    looked = []
+    if given:
+        path = Path(given).expanduser()
+        candidates = [path] if path.is_file() else [path / name, path / "build" / name]
+    else:
+        found = shutil.which(name)
+        candidates = [Path(found)] if found else []
+        looked.append("PATH")
+        candidates += [Path(p).expanduser() / name for p in USUAL_PLACES]
+    for candidate in candidates:
+        looked.append(str(candidate))
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise LiveError(f"{name} not found (looked in {', '.join(dict.fromkeys(looked))}); build nccl-tests "
+                    "(make MPI=1 for multi-node) and give --nccl-tests BIN_OR_DIR")
+
+
+def local_gpus(given: int | None) -> int:
+    if given:
+        return given
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible and visible.strip():
+        return len([d for d in visible.split(",") if d.strip()])
+    try:
+        done = subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        done = None
+    count = done.stdout.decode("utf-8", "replace").count("GPU ") if done is not None and done.returncode == 0 else 0
+    if not count:
+        raise LiveError("cannot tell how many GPUs this node has (nvidia-smi -L gave none): give --gpus N")
+    return count
+
+
+def size_range(sizes: str) -> tuple[int, int]:
+    from topolint.model.numbers import byte_size
+
+    low, sep, high = sizes.partition("..")
+    first, last = byte_size(low), byte_size(high if sep else low)
+    if not first or not last or first > last:
+        raise LiveError(f"--sizes {sizes!r}: expected MIN..MAX with K, M or G, e.g. 1M..8G")
+    return first, last
+
+
+def build_argv(binary: Path, options: LiveOptions) -> list[str]:
+    """Single node: one process driving every local GPU (-g N). Multi-node: the site's launcher
+    starts one process per GPU (-g 1), which needs an MPI build of nccl-tests."""
+    first, last = size_range(options.sizes)
+    test = [str(binary), "-b", str(first), "-e", str(last), "-f", "2", "-c", "1"]
+    if options.launcher:
+        launcher = shlex.split(options.launcher)
+        if not launcher:
+            raise LiveError("--launcher is empty")
+        return launcher + test + ["-g", "1"]
+    return test + ["-g", str(local_gpus(options.gpus))]
+
+
+MPI_LAUNCHERS = ("mpirun", "mpiexec", "orterun", "prterun")
+
+
+def launcher_warnings(options: LiveOptions) -> list[str]:
+    """Open MPI passes only the variables named with -x to remote ranks (srun exports all)."""
+    words = shlex.split(options.launcher or "")
+    if words and Path(words[0]).name in MPI_LAUNCHERS and "NCCL_DEBUG" not in options.launcher:
+        return ["the launcher does not pass NCCL_DEBUG to remote ranks: add -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS "
+                "so their INFO lines reach the log (PERF003-PERF005 read them)"]
+    return []
+
+
+def environment(options: LiveOptions) -> dict[str, str]:
+    """What the run adds to the environment: NCCL's INFO lines (with the topology and paths
+    print, GRAPH) and the isolation settings."""
+    added = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET,GRAPH,ENV"}
+    added.update(ISOLATION.get(options.isolate or "", {}))
+    return added
+
+
+# ---- running it -----------------------------------------------------------------------------------
+@dataclass
+class Finished:
+    exit_code: int | None
+    timed_out: bool = False
+    interrupted: bool = False
+    seconds: float = 0.0
+
+
+def _signal_group(pgid: int, signum: int) -> bool:
+    try:
+        os.killpg(pgid, signum)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def stop_group(process: subprocess.Popen, grace: float) -> None:
+    """SIGTERM to the run's process group, SIGKILL to what is left after ``grace`` seconds."""
+    if _signal_group(process.pid, signal.SIGTERM):
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    _signal_group(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _pump(stream, sink, on_line) -> None:
+    for raw in iter(stream.readline, b""):
+        sink.write(raw)
+        sink.flush()
+        if on_line is not None:
+            on_line(raw.decode("utf-8", "replace"))
+    stream.close()
+
+
+def run_process(argv: list[str], env: dict[str, str], stdout_path: Path, stderr_path: Path, timeout: float,
+                grace: float, on_line=None) -> Finished:
+    start = time.monotonic()
+    with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
+        try:
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       env={**os.environ, **env}, start_new_session=True)
+        except OSError as exc:
+            raise LiveError(f"{argv[0]}: cannot start ({exc.strerror or exc})") from None
+        pumps = [threading.Thread(target=_pump, args=(process.stdout, out, on_line), daemon=True),
+                 threading.Thread(target=_pump, args=(process.stderr, err, None), daemon=True)]
+        for pump in pumps:
+            pump.start()
+        finished = _wait(process, timeout, grace)
+        for pump in pumps:
+            pump.join(timeout=grace + 5)
+    finished.seconds = round(time.monotonic() - start, 3)
+    return finished
+
+
+def _wait(process: subprocess.Popen, timeout: float, grace: float) -> Finished:
+    try:
+        code = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop_group(process, grace)
+        return Finished(None, timed_out=True)
+    except KeyboardInterrupt:
+        stop_group(process, grace)
+        return Finished(None, interrupted=True)
+    _signal_group(process.pid, signal.SIGKILL)  # children it left behind in its group
+    return Finished(code)
+
+
+# ---- judging what it printed ------------------------------------------------------------------------
+def _failure_lines(stdout_path: Path, stderr_path: Path) -> list[str]:
+    lines = []
+    for path in (stdout_path, stderr_path):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        lines += [line.strip() for line in text.splitlines()
+                  if " Test NCCL failure" in line or " Test CUDA failure" in line or "NCCL WARN" in line]
+    return lines[:5]
+
+
+def _tail(path: Path, lines: int = 5) -> str:
+    text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    return " | ".join(text[-lines:])
+
+
+def explain_failure(finished: Finished, argv: list[str], options: LiveOptions, stdout_path: Path,
+                    stderr_path: Path) -> None:
+    """Raise LiveError for a run that did not finish with results."""
+    name = Path(argv[0]).name
+    where = f"raw output in {stdout_path.parent}"
+    if finished.timed_out:
+        raise LiveError(f"{name} ran past --timeout {options.timeout:g} s: its process group got SIGTERM, then "
+                        f"SIGKILL after {options.grace:g} s ({where})")
+    if finished.interrupted:
+        raise LiveError(f"interrupted: {name}'s process group got SIGTERM, then SIGKILL after {options.grace:g} s "
+                        f"({where})")
+    if finished.exit_code != 0:
+        failures = _failure_lines(stdout_path, stderr_path)
+        said = "; ".join(failures) if failures else _tail(stderr_path) or _tail(stdout_path) or "no output"
+        raise LiveError(f"{name} exited with status {finished.exit_code}: {said} ({where})")
+
+
+def _measured_runs(stdout_path: Path):
+    from topolint.inputs.source import InputError, SourceFile
+    from topolint.parsers.nccl_tests import parse_nccl_tests
+
+    text = stdout_path.read_text(encoding="utf-8", errors="replace")
+    try:
+        measured = parse_nccl_tests(SourceFile(str(stdout_path), text))
+    except InputError as exc:
+        raise LiveError(f"the output is not nccl-tests output: {exc.path}:{exc.line}: {exc.message}") from None
+    if not any(run.rows for run in measured.runs):
+        raise LiveError(f"the output has no nccl-tests result rows ({_tail(stdout_path, 3) or 'empty'}); raw output in "
+                        f"{stdout_path.parent}")
+    return measured
+
+
+def judge(options: LiveOptions, stdout_path: Path, stderr_path: Path):
+    from topolint.commands.check import CheckOptions, run_check
+    from topolint.inputs.sniff import sniff
+
+    _measured_runs(stdout_path)
+    paths = [str(stdout_path)]
+    if sniff(stderr_path.read_text(encoding="utf-8", errors="replace")):
+        paths.append(str(stderr_path))  # NCCL_DEBUG_FILE or a launcher may put the INFO lines here
+    return run_check(CheckOptions(paths=paths, node="live", topology=options.topology, cache=False,
+                                  nccl_version=options.nccl_version))
+
+
+def run_live(options: LiveOptions) -> LiveResult:
+    if options.collective not in COLLECTIVES:
+        raise LiveError(f"--collective {options.collective!r}: one of {', '.join(COLLECTIVES)}")
+    binary = find_binary(f"{options.collective}_perf", options.nccl_tests)
+    argv = build_argv(binary, options)
+    env = environment(options)
+    out = options.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    stdout_path, stderr_path = out / STDOUT_NAME, out / STDERR_NAME
+    finished = run_process(argv, env, stdout_path, stderr_path, options.timeout, options.grace,
+                           _row_progress(options.progress))
+    explain_failure(finished, argv, options, stdout_path, stderr_path)
+    check = judge(options, stdout_path, stderr_path)
+    verdicts = [n.split(" ", 1)[1] for n in check.notes if n.startswith(("PERF001 ", "PERF002 ")) and "plateau" in n]
+    (out / REPORT_NAME).write_text("".join(f"# {v}\n" for v in verdicts) + check.render("full"), encoding="utf-8")
+    return LiveResult(argv, env, out, check, verdicts, launcher_warnings(options))
+
+
+def _row_progress(progress):
+    """Per result row as it arrives: '  8 GiB  busbw 362.7 GB/s'."""
+    if progress is None:
+        return None
+    from topolint.checks.busbw_plateau import size_label
+    from topolint.model.facts import Location
+    from topolint.parsers.nccl_log import strip_launcher_tag
+    from topolint.parsers.nccl_tests import ROW_START, parse_row
+
+    here = Location.model_construct(path="-", line=1, column=0)
+
+    def show(line: str) -> None:
+        text, _ = strip_launcher_tag(line)
+        if not ROW_START.match(text):
+            return
+        row = parse_row(text.split(), here)
+        if row is not None:
+            best = max(p.busbw for p in row.placements())
+            progress(f"  {size_label(row.size):>9s}  busbw {best:g} GB/s")
+    return show
+
+
+# ---- command line ---------------------------------------------------------------------------------
+def options_from_args(args) -> LiveOptions:
+    from topolint.model.numbers import positive_real
+
+    timeout = positive_real(str(args.timeout)) if args.timeout is not None else 900.0
+    if timeout is None:
+        raise LiveError(f"--timeout {args.timeout!r}: expected seconds, e.g. 600")
+    progress = (lambda text: print(text, file=sys.stderr, flush=True)) if sys.stderr.isatty() else None
+    return LiveOptions(topology=args.topology, nccl_tests=args.nccl_tests, launcher=args.launcher,
+                       collective=args.collective, sizes=args.sizes, timeout=timeout, grace=args.grace,
+                       isolate=args.isolate, gpus=args.gpus, output_dir=args.output, nccl_version=args.nccl_version,
+                       progress=progress)
+
+
+def cli(args) -> int:
+    try:
+        options = options_from_args(args)
+        result = run_live(options)
+    except LiveError as exc:
+        print(f"topolint live: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"topolint live: ran {shlex.join(result.argv)}", file=sys.stderr)
+    if result.environment:
+        print(f"topolint live: with {' '.join(f'{k}={v}' for k, v in result.environment.items())}", file=sys.stderr)
+    for warning in result.warnings:
+        print(f"topolint live: warning: {warning}", file=sys.stderr)
+    for verdict in result.verdicts[:4]:
+        print(f"topolint live: {verdict}", file=sys.stderr)
+    if len(result.verdicts) > 4:
+        print(f"topolint live: ... and {len(result.verdicts) - 4} more runs", file=sys.stderr)
+    if not result.verdicts:
+        print("topolint live: no expectation for this shape (give --topology with a node's NCCL topology dump)",
+              file=sys.stderr)
+    print(f"topolint live: raw output and report in {result.output_dir}", file=sys.stderr)
+    sys.stdout.write(result.check.render(args.format))
+    return result.check.exit_code()

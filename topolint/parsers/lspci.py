@@ -1,0 +1,196 @@
+"""lspci outputs: ``-vvv`` blocks (with or without ``-D`` domains and ``-nn`` ids), header-less
+excerpts (a grep of ``ACSCtl:`` lines, a pasted fragment), and one-line lists (plain, ``-D``,
+``-nn``). Trees (``-t``/``-tv``) are in lspci_tree.py.
+
+Indentation is not trusted (pastes turn tabs into 2, 4 or 8 spaces): a line at column 0 is a
+device header, an indented line is an attribute of the device above it. Lines with no device
+above them form anonymous devices, one per repeated field, which rules judge but never attribute.
+One pass over the lines; bridges are matched to their devices through a per-domain bus table.
+"""
+
+from __future__ import annotations
+
+import re
+
+from topolint.inputs.source import InputError, SourceFile
+from topolint.model.facts import Location, build
+from topolint.model.host import AcsControl, LspciDevice, LspciFile, PciLinkState
+from topolint.model.numbers import decimal, decimal_fraction, pci_address
+
+HEADER = re.compile(r"((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(\S.*)")
+_CLASS = re.compile(r"(?P<name>[^:\[]*[^:\[\s])(?:\s*\[(?P<code>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)")
+_IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\](?=[^\[]*$)")
+_REV = re.compile(r"\s*\((?:rev|prog-if)[^)]*\)")
+_SPEED = re.compile(r"Speed\s+([^,\s(]+)(?:\s*\((ok|downgraded)\))?")
+_WIDTH = re.compile(r"Width\s+x(\d{1,3})(?:\s*\((ok|downgraded)\))?")
+_GTS = re.compile(r"([0-9.]+)\s*GT/s")
+_BUS = re.compile(r"secondary=([0-9a-fA-F]{2}),\s*subordinate=([0-9a-fA-F]{2})")
+_EXPRESS = re.compile(r"Express\s+(?:\(v\d+\)\s+)?([A-Za-z][A-Za-z /-]*?)(?:\s*\(Slot[+-]\))?,")
+_FLAG = re.compile(r"([A-Za-z][A-Za-z0-9]*)([+-])")
+_SUPPORTED = re.compile(r"Supported Link Speeds:\s*(?:[0-9.]+-)?([0-9.]+)\s*GT/s")
+# Repeated in one anonymous device, these start the next one (a grep prints one per device).
+_ANONYMOUS_ONCE = {"LnkCap": "lnk_cap", "LnkSta": "lnk_sta", "ACSCtl": "acs_ctl", "NUMA node": "numa_node"}
+
+
+def _loc(path: str, line: int, column: int = 1) -> Location:
+    return build(Location, path=path, line=line, column=column)
+
+
+def header_fields(path: str, number: int, line: str) -> dict | None:
+    """A device's fields from a header line (``0000:17:00.0 3D controller [0302]: NVIDIA ... [10de:2330]``)."""
+    match = HEADER.fullmatch(line.rstrip())
+    if not match:
+        return None
+    address = pci_address(match.group(1))
+    parts = _CLASS.fullmatch(match.group(2))
+    if address is None or parts is None:
+        return None
+    rest = parts.group("rest")
+    ids = _IDS.search(_REV.sub("", rest))
+    return {"address": address, "class_name": parts.group("name"), "class_code": parts.group("code"),
+            "vendor_id": ids.group(1).lower() if ids else None, "device_id": ids.group(2).lower() if ids else None,
+            "description": rest, "loc": _loc(path, number)}
+
+
+def link_state(value: str, loc: Location) -> PciLinkState:
+    speed, width = _SPEED.search(value), _WIDTH.search(value)
+    gts = _GTS.fullmatch(speed.group(1)) if speed else None
+    return build(PciLinkState, speed_text=speed.group(1) if speed else None,
+                 speed_gts=decimal_fraction(gts.group(1)) if gts else None,
+                 speed_flag=speed.group(2) if speed else None,
+                 width=decimal(width.group(1)) if width else None, width_flag=width.group(2) if width else None,
+                 loc=loc)
+
+
+class _Reader:
+    """Devices as field dicts while reading (built once at the end: no per-field setattr)."""
+
+    def __init__(self, source: SourceFile):
+        self.path = source.path
+        self.devices: list[dict] = []
+        self.device: dict | None = None
+        self.anonymous = False
+        self.has_ids = False
+
+    def header(self, fields: dict) -> None:
+        self.devices.append(fields)
+        self.device, self.anonymous = fields, False
+        self.has_ids = self.has_ids or fields["vendor_id"] is not None
+
+    def current(self, number: int, key: str) -> dict:
+        """The device an attribute line belongs to; a new anonymous one where there is none, or
+        where an anonymous one already has this field."""
+        attribute = _ANONYMOUS_ONCE.get(key)
+        if self.device is None or (self.anonymous and attribute and self.device.get(attribute) is not None):
+            self.device = {"loc": _loc(self.path, number)}
+            self.devices.append(self.device)
+            self.anonymous = True
+        return self.device
+
+    def attribute(self, number: int, column: int, key: str, value: str) -> None:
+        handler = _HANDLERS.get(key)
+        if key == "Capabilities":
+            handler = _denied if value.startswith("<access denied>") else _capability
+        handler(self.current(number, key), value, _loc(self.path, number, column))
+
+
+def _numa(device: dict, value: str, loc: Location) -> None:
+    device["numa_node"], device["numa_loc"] = decimal(value), loc
+
+
+def _driver(device: dict, value: str, loc: Location) -> None:
+    device["driver"] = value.strip() or None
+
+
+def _bus(device: dict, value: str, loc: Location) -> None:
+    match = _BUS.search(value)
+    if match:
+        device["secondary_bus"], device["subordinate_bus"] = int(match.group(1), 16), int(match.group(2), 16)
+
+
+def _lnk_cap(device: dict, value: str, loc: Location) -> None:
+    device["lnk_cap"] = link_state(value, loc)
+
+
+def _lnk_sta(device: dict, value: str, loc: Location) -> None:
+    device["lnk_sta"] = link_state(value, loc)
+
+
+def _lnk_cap2(device: dict, value: str, loc: Location) -> None:
+    match = _SUPPORTED.search(value)
+    if match:
+        device["lnk_cap2_max_gts"] = decimal_fraction(match.group(1))
+
+
+def _acs(device: dict, value: str, loc: Location) -> None:
+    device["acs_ctl"] = build(AcsControl, flags={m.group(1): m.group(2) == "+" for m in _FLAG.finditer(value)},
+                              loc=loc)
+
+
+def _denied(device: dict, value: str, loc: Location) -> None:
+    device["capabilities_denied"] = loc
+
+
+def _capability(device: dict, value: str, loc: Location) -> None:
+    match = _EXPRESS.search(value)
+    if match:
+        device["port_type"] = match.group(1).strip()
+
+
+_HANDLERS = {"NUMA node": _numa, "Kernel driver in use": _driver, "Bus": _bus, "LnkCap": _lnk_cap,
+             "LnkSta": _lnk_sta, "LnkCap2": _lnk_cap2, "ACSCtl": _acs}
+# One scan of the whole text finds every unindented line (a header, or an error) and the
+# attribute lines some rule reads; the other lines of -vvv are skipped by the regex engine.
+_LINES = re.compile(r"^(?:(\S[^\n]*)|([ \t]+)(NUMA node|Kernel driver in use|Bus|LnkCap2|LnkCap|LnkSta|ACSCtl|"
+                    r"Capabilities(?=:[ \t]*(?:<access denied>|\[[^\]\n]*\][ \t]+Express))):[ \t]*([^\n]*))$", re.M)
+_INDENTED = re.compile(r"^[ \t]+\S", re.M)
+
+
+def link_parents(devices: list[dict]) -> None:
+    """Each device's parent bridge: the deepest bridge whose secondary..subordinate range holds its
+    bus (per domain, a 256-entry table filled widest range first)."""
+    tables: dict[str, list[str | None]] = {}
+    bridges = [d for d in devices if d.get("address") and d.get("secondary_bus") is not None
+               and d.get("subordinate_bus") is not None]
+    for bridge in sorted(bridges, key=lambda b: b["secondary_bus"] - b["subordinate_bus"]):
+        table = tables.setdefault(bridge["address"].rsplit(":", 2)[0], [None] * 256)
+        for bus in range(bridge["secondary_bus"], min(bridge["subordinate_bus"], 255) + 1):
+            table[bus] = bridge["address"]
+    for device in devices:
+        address = device.get("address")
+        domain, bus, _ = address.rsplit(":", 2) if address else (None, None, None)
+        table = tables.get(domain)
+        if table is not None:
+            parent = table[int(bus, 16)]
+            device["parent"] = parent if parent != address else None
+
+
+def parse_lspci(source: SourceFile) -> LspciFile:
+    """Any lspci output but a tree (lspci_tree.parse_tree takes those)."""
+    from topolint.parsers.lspci_tree import TREE_START, parse_tree
+
+    text = source.text
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if TREE_START.match(first):
+        return parse_tree(source)
+    reader = _Reader(source)
+    number, position = 1, 0
+    for match in _LINES.finditer(text):
+        number += text.count("\n", position, match.start())
+        position = match.start()
+        if match.group(1) is None:
+            reader.attribute(number, len(match.group(2)) + 1, match.group(3), match.group(4).rstrip("\r"))
+            continue
+        fields = header_fields(source.path, number, match.group(1))
+        if fields is None:
+            raise InputError(source.path, number, "malformed lspci output: expected a device line "
+                                                  "(BB:DD.F class: name) or an indented attribute", 1)
+        reader.header(fields)
+    if not reader.devices:
+        raise InputError(source.path, 1, "malformed lspci output: no device and no link or ACS line")
+    indented = _INDENTED.search(text) is not None
+    named = any(d.get("address") for d in reader.devices)
+    kind = "verbose" if indented and named else "excerpt" if indented else "list"
+    link_parents(reader.devices)
+    devices = [build(LspciDevice, **fields) for fields in reader.devices]
+    return build(LspciFile, path=source.path, kind=kind, has_ids=reader.has_ids, devices=devices)
