@@ -97,14 +97,10 @@ class MatrixContext:
         _, nets = self.nearest_nics(gpu, version)
         if not nets:
             return None
+        from topolint.model.nccl_graph import local_net_index
+
         gpus = self.local_gpus(nets[0], version) or [gpu]
-        per_gpu = -(-len(nets) // len(gpus))
-        net = self.view.gpu_index(gpu)
-        if version.behaviour("local_net_dev_modulo"):
-            net %= len(gpus)
-        if len(nets) & (len(nets) - 1) == 0:
-            net = _mirror(net, len(nets))
-        return nets[(net + channel % per_gpu) % len(nets)]
+        return nets[local_net_index(self.view.gpu_index(gpu), len(nets), len(gpus), channel, version)]
 
     def relay(self, nic: str, version) -> str | None:
         """ncclTopoGetLocalGpu on the matrix: the NIC's one PXN relay, the first of its best GPUs
@@ -135,15 +131,6 @@ class MatrixContext:
             if path is not None and version.at_most(path, "PXB"):
                 return relay, nic, True
         return None, None, known
-
-
-def _mirror(value: int, pow2: int) -> int:
-    mirror, b, mb = 0, 1, pow2 >> 1
-    while b < pow2:
-        if value & b:
-            mirror |= mb
-        b, mb = b << 1, mb >> 1
-    return mirror
 
 
 def matrix_contexts(node, complete_only: bool = False) -> list[MatrixContext]:

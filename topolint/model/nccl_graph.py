@@ -606,16 +606,9 @@ class NcclSystem:
         if not nets:
             return None
         gpus = self.local(NET, nets[0], GPU)
-        per_gpu = -(-len(nets) // len(gpus)) if gpus else 0
-        if not per_gpu:
+        if not gpus:
             return None
-        net = self.nodes[GPU][g].attrs["dev"]
-        if self.version.behaviour("local_net_dev_modulo"):
-            net = net % len(gpus)
-        if len(nets) & (len(nets) - 1) == 0:
-            net = _mirror_bits(net, len(nets))
-        net += channel % per_gpu
-        return nets[net % len(nets)]
+        return nets[local_net_index(self.nodes[GPU][g].attrs["dev"], len(nets), len(gpus), channel, self.version)]
 
     def local_gpu(self, n: int) -> int:
         """ncclTopoGetLocalGpu: the first GPU (of the NET's best GPUs) whose channels use it."""
@@ -757,6 +750,17 @@ class NcclSystem:
     # ---- answers --------------------------------------------------------------------------------
     def type_name(self, index: int) -> str:
         return self.order[index]
+
+
+def local_net_index(dev: int, net_count: int, gpu_count: int, channel: int, version: NcclVersion) -> int:
+    """ncclTopoGetLocalNet's choice among a GPU's ``net_count`` best NETs, shared by ``gpu_count``
+    GPUs: the GPU's dev (modulo the GPU count from 2.29.7), bit-mirrored when the count is a power
+    of two, then one step per channel within the GPU's share."""
+    per_gpu = -(-net_count // gpu_count)
+    net = dev % gpu_count if version.behaviour("local_net_dev_modulo") else dev
+    if net_count & (net_count - 1) == 0:
+        net = _mirror_bits(net, net_count)
+    return (net + channel % per_gpu) % net_count
 
 
 def _mirror_bits(value: int, pow2: int) -> int:
