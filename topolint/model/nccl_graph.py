@@ -1,4 +1,4 @@
-"""NCCL's topology graph and path computation, ported from its own code, version by version.
+"""NCCL's topology graph and path computation, reimplemented in Python after its code, version by version.
 
 A file-only load as NCCL does it (src/graph/topo.cc ncclTopoGetSystemFromXml, then
 src/graph/paths.cc ncclTopoComputePaths(system, NULL)): nodes are created in the order NCCL

@@ -1,5 +1,6 @@
 """NCCL's own topology XML reader (src/graph/xml.cc xmlGetNode, xmlGetToken, xmlGetValue,
-xmlLoadSub and the ncclTopoXmlLoad* handlers), ported byte for byte.
+xmlLoadSub and the ncclTopoXmlLoad* handlers), reimplemented in Python to accept and refuse
+exactly what they do, byte for byte (tests/test_oracle.py holds it to their answers).
 
 lxml accepts much that NCCL refuses (a start tag split over lines, spaces around ``=``, a UTF-8
 BOM, text between elements, a value over MAX_STR_LEN) and NCCL keeps only the elements its
