@@ -51,10 +51,10 @@ def _nccl_reader(entity: str, topology, version) -> Iterator[Hit]:
     refuse that lxml accepted: a start tag split over lines, spaces around '=', a BOM, text
     between elements, a value over 255 characters, an <nvlink> without tclass; and, before 2.27,
     a single-quoted or over-long value NCCL misreads (undefined behaviour)."""
-    from topolint.model.nccl_graph import NcclSystem, TopologyRejected
+    from topolint.model.nccl_graph import TopologyRejected, check_loads
 
     try:
-        NcclSystem(topology, version)
+        check_loads(topology, version)
     except TopologyRejected as error:
         if error.line == 0 and not any(marker in error.message for marker in _NEVER_FILLED):
             return  # a graph-stage refusal NCCL may not make on the machine (it fills from sysfs/NVML)

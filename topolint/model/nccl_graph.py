@@ -14,6 +14,8 @@ LOC link of LOC_BW, which changes no path type, bandwidth or comparison.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
 
 from topolint.model.facts import TopologyFile
@@ -750,6 +752,31 @@ class NcclSystem:
     # ---- answers --------------------------------------------------------------------------------
     def type_name(self, index: int) -> str:
         return self.order[index]
+
+
+# Files NCCL's reader and graph builder accepted, by version and the file's text with names, GUIDs
+# and host hashes blanked: the nodes of a cluster differ mostly in those, which NCCL's load never
+# reads, so one acceptance answers for all of them. Only acceptances are kept: NCCL reads every
+# such value whole (up to its quote) only in a file it accepts, whereas a refusal may stop on one.
+_ACCEPTED: set[bytes] = set()
+# A value of plain characters (no quote, '<', '>', '-' or line end) that only its length can matter in.
+_BLANKABLE = re.compile(r'(\s(?:host_hash|name|guid)=")([0-9A-Za-z_.:]*)(?=")')
+
+
+def _blanked_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
+    text = _BLANKABLE.sub(lambda m: m.group(1) + "_" * len(m.group(2)), topology.text or "")
+    return hashlib.blake2b(f"{version}\0{topology.bom}\0{text}".encode("utf-8", "surrogatepass"),
+                           digest_size=20).digest()
+
+
+def check_loads(topology: TopologyFile, version: NcclVersion) -> None:
+    """Raises TopologyRejected as ``NcclSystem(topology, version)`` would, building the system
+    only for a file that differs from every accepted one in more than blankable values."""
+    key = _blanked_digest(topology, version)
+    if key in _ACCEPTED:
+        return
+    NcclSystem(topology, version)
+    _ACCEPTED.add(key)
 
 
 def local_net_index(dev: int, net_count: int, gpu_count: int, channel: int, version: NcclVersion) -> int:
