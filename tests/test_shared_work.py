@@ -3,6 +3,7 @@ it would get alone: NCCL's load (TOPO001) and the noqa pre-check of the suppress
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -97,3 +98,45 @@ def test_a_refusal_is_never_shared():
 def test_noqa_precheck_matches_a_case_blind_search(text, found):
     assert _has_noqa(text) is found
     assert (re.search("noqa", text, re.I) is not None) is found
+
+
+def test_folders_resolve_as_realpath_does(tmp_path):
+    from topolint.inputs.collect import _real_folder
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    (tmp_path / "relative").symlink_to("a/b")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    deep = str(tmp_path) + "/x" * 80  # past the depth the resolution recurses to
+    for folder in [tmp_path, tmp_path / "a", tmp_path / "a" / "b", tmp_path / "link", tmp_path / "link" / "b",
+                   tmp_path / "relative", tmp_path / "dangling", tmp_path / "missing" / "x", Path("/"), deep]:
+        assert _real_folder(str(folder)) == os.path.realpath(folder), folder
+
+
+def test_a_file_is_read_whole_and_bounded(tmp_path, monkeypatch):
+    from topolint.inputs import source
+
+    path = tmp_path / "dmesg.txt"
+    text = "".join(f"[    0.{i:06d}] line {i}\n" for i in range(20000))
+    path.write_text(text, encoding="utf-8")
+    assert source.read_source("dmesg.txt", path).text == text
+    monkeypatch.setattr(source, "MAX_INPUT_BYTES", 1000)
+    with pytest.raises(source.InputError, match="over the 1000-byte limit"):
+        source.read_source("dmesg.txt", path)
+
+
+def test_a_file_longer_than_its_size_said_is_read_to_its_end(tmp_path, monkeypatch):
+    from topolint.inputs import source
+
+    path = tmp_path / "lspci.txt"
+    text = "x" * 200_000 + "\n"
+    path.write_text(text, encoding="utf-8")
+    real_fstat = os.fstat
+
+    def stale_size(fd):  # as if the file grew after it was opened
+        fields = list(real_fstat(fd))
+        fields[6] = 10  # st_size
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(source.os, "fstat", stale_size)
+    assert source.read_source("lspci.txt", path).text == text
