@@ -49,6 +49,10 @@ class EnvSetting:
     raw: str = ""  # the text as written
     default_only: bool = False  # ``X=${X:-v}``, setdefault: applies only when unset
     passthrough: bool = False  # ``mpirun -x VAR``, ``export VAR``: forwards, sets nothing
+    # Where the value is written (its opening quote included) and its exact text there, for a
+    # value edit; None where it is not one run of text on one line (multi-line, not located).
+    value_at: Location | None = None
+    value_written: str = ""
 
     @property
     def literal(self) -> bool:

@@ -28,7 +28,7 @@ from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
 from topolint.model.facts import Location, build
 from topolint.parsers._bash import Heredoc, Token, statements
-from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted
+from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
 from topolint.parsers._sourced import script_dir
 from topolint.parsers.envfile import parse_literal_lines
 
@@ -302,9 +302,11 @@ class _ShellParser:
             value = match.group("value")
             literal = value if not any(c in value for c in "$`") else None
             line, column = _position(word, match.start("name"))
+            value_line, value_column = _position(word, match.start("value"))
             self.config.settings.append(EnvSetting(name, literal, self._loc(line, column), self.scope,
                                                    "assign-default", self.path, raw=match.group(0),
-                                                   default_only=True))
+                                                   default_only=True, value_at=self._loc(value_line, value_column),
+                                                   value_written=literal or ""))
 
     def _simple(self, words: list[str], scope: str) -> None:
         i = 0
@@ -376,8 +378,23 @@ class _ShellParser:
         if line is None:
             line, column = self.cursor.find(name, assignment=True)
         value, default = shell_value(name, raw)
+        written = self._written(word, line, column + len(name) + 1, raw, value)
         self.config.settings.append(EnvSetting(name, value, self._loc(line, column), scope, how,
-                                               self.path, raw=word, default_only=default))
+                                               self.path, raw=word, default_only=default,
+                                               value_at=self._loc(line, column + len(name) + 1) if written else None,
+                                               value_written=written or ""))
+
+    def _written(self, word, line: int, column: int, raw: str, value: str | None) -> str | None:
+        """The value's text at ``line``:``column`` as written (a word's own text when it is one
+        line, else ``value`` found there), or None when the file does not hold it there."""
+        if column < 1 or not 1 <= line <= len(self.lines) or value is None:
+            return None
+        text = self.lines[line - 1]
+        word_raw = getattr(word, "raw", None)
+        if word_raw is not None and "\n" not in word_raw and "=" in word_raw:
+            written = word_raw.split("=", 1)[1]
+            return written if written and text.startswith(written, column - 1) else None
+        return written_at(text, column - 1, value)
 
     def _passthrough(self, name: str, scope: str, how: str) -> None:
         line, column = self.cursor.find(name)
