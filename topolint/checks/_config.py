@@ -136,7 +136,7 @@ def value_fix_refusal(setting: EnvSetting, new_value: str) -> str | None:
     """Why no exact edit can rewrite the setting's value, or None when one can."""
     written, at = setting.value_written, setting.value_at
     if at is None or at.column < 1 or not written:
-        return "its value is not one run of text on one line (a multi-line value, or one not located)"
+        return "its value is not written as one run of text on one line (a multi-line value, an escape, or not located)"
     quoted = len(written) >= 2 and written[0] == written[-1] and written[0] in "'\"" and written[1:-1] == setting.value
     if written != setting.value and not quoted:
         return (f"its value is written as {written!r}, not as {setting.value!r} bare or in one pair of quotes "
