@@ -242,3 +242,35 @@ def test_value_fix_keeps_the_quoting_style(tmp_path):
     result = _check(tmp_path, "run.sh", "--fix", "--unsafe-fixes")
     assert (tmp_path / "run.sh").read_text() == "export NCCL_P2P_LEVEL='NVL'\nNCCL_NET_GDR_LEVEL=\"PXB\" torchrun t.py\n"
     assert _codes(result) == set()
+
+
+# Where a reader keeps the mark as part of line 1's first word, that line's setting is lost (ENV001).
+@pytest.mark.parametrize(("name", "text", "lost"), [
+    ("run.sh", "export NCCL_SOCKET_IFNAME=eth0\nexport NCCL_DEBUG=WARN\n", True),  # bash: `\ufeffexport`
+    ("nccl.conf", "NCCL_SOCKET_IFNAME=eth0\nNCCL_DEBUG=WARN\n", True),  # NCCL setEnvFile: `\ufeffNCCL_...`
+    ("run.sh", "#!/bin/bash\nexport NCCL_SOCKET_IFNAME=eth0\n", False),  # nothing set on line 1
+    (".env", "NCCL_SOCKET_IFNAME=eth0\n", False),  # compose-go drops the mark
+    ("Dockerfile", "FROM ubuntu:22.04\nENV NCCL_SOCKET_IFNAME=eth0\n", False),  # BuildKit drops it
+])
+def test_bom_that_hides_the_first_setting(tmp_path, name, text, lost):
+    target = tmp_path / name
+    target.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
+    found = [f for f in json.loads(_check(tmp_path, name).stdout)["findings"] if f["code"] == "ENV001"]
+    assert bool(found) == lost
+    if not lost:
+        return
+    (finding,) = found
+    assert (finding["line"], "line 1 is never set" in finding["message"]) == (1, True)
+    assert finding["autofix"]["applicability"] == "unsafe"  # the setting takes effect: like a rename
+    assert "1 more with --unsafe-fixes" in _check(tmp_path, name, "--fix").stderr
+    _check(tmp_path, name, "--fix", "--unsafe-fixes")
+    assert target.read_bytes() == text.replace("\n", "\r\n").encode()
+    assert not [f for f in json.loads(_check(tmp_path, name).stdout)["findings"] if f["code"] == "ENV001"]
+
+
+def test_bom_in_a_sourced_file_is_reported_there(tmp_path):
+    (tmp_path / "common.sh").write_bytes(b"\xef\xbb\xbfexport NCCL_IB_HCA=mlx5_0\n")
+    (tmp_path / "train.sh").write_text('#!/bin/bash\nsource "$(dirname "$0")/common.sh"\n')
+    found = [f for f in json.loads(_check(tmp_path, "train.sh").stdout)["findings"] if f["code"] == "ENV001"]
+    assert [(f["path"], f["line"]) for f in found] == [("common.sh", 1)]
+    assert found[0]["autofix"]["edits"][0]["path"] == "common.sh"

@@ -89,6 +89,9 @@ class ConfigFile:
     names: dict[str, str] = field(default_factory=dict)  # ConfigMap/Secret scope -> object name
     included: list = field(default_factory=list)  # SourceFile of each file it sources (shell), for reports
     env_files: list[str] = field(default_factory=list)  # real paths it passes to docker run --env-file
+    # Files (this one, or one it sources) that start with a UTF-8 byte-order mark their reader
+    # keeps as part of the first word, so line 1 sets nothing: path -> that reader.
+    bom_kept: dict[str, str] = field(default_factory=dict)
 
     def has_content(self) -> bool:
         return bool(self.settings or self.launch)

@@ -84,8 +84,16 @@ def parse_literal_lines(lines: list[str], config: ConfigFile, first_line: int = 
                                               value_written=value or ""))
 
 
+# NCCL's reader (src/misc/param.cc setEnvFile, NVIDIA/nccl@5067397) takes the bytes before the
+# first '=' as the name, a byte-order mark included. compose-go (dotenv/godotenv.go
+# parseWithLookup), docker's --env-file reader (pkg/kvfile) and BuildKit drop the mark.
+NCCL_KEEPS_BOM = "NCCL's nccl.conf reader (src/misc/param.cc setEnvFile: the name is every byte before '=')"
+
+
 def parse_nccl_conf(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="nccl-conf")
+    if source.bom:
+        config.bom_kept[source.path] = NCCL_KEEPS_BOM
     parse_literal_lines(source.text.split("\n"), config)
     return config
 

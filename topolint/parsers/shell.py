@@ -151,6 +151,8 @@ class _ShellParser:
             self._skip(self.line, f"source {argument}: {exc.message}")
             return
         self.config.included.append(sourced)
+        if sourced.bom:
+            self.config.bom_kept[display] = BASH_KEEPS_BOM
         saved = (self.path, self.lines, self.cursor, self.line)
         self.path, self.lines = display, sourced.text.split("\n")
         self.including.append((display, real))
@@ -646,8 +648,16 @@ def _options(words: list[str], noarg: set[str]):
         i += 1
 
 
+# bash reads a byte-order mark as part of line 1's first word: `\ufeffexport` is a command
+# that is not found, `\ufeffNCCL_X=1` no assignment (an identifier is [A-Za-z_][A-Za-z0-9_]*).
+BASH_KEEPS_BOM = "bash (it reads the mark as part of the first word: a command that is not found)"
+
+
 def parse_shell(source: SourceFile) -> ConfigFile:
-    return _ShellParser(source).parse()
+    parser = _ShellParser(source)
+    if source.bom:
+        parser.config.bom_kept[source.path] = BASH_KEEPS_BOM
+    return parser.parse()
 
 
 def parse_shell_into(config: ConfigFile, source: SourceFile, lines: list[str], body: list[str], first_line: int,
