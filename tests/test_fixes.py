@@ -224,11 +224,11 @@ def _verbose_notes(tmp_path, name: str, text: str) -> tuple[list, list[str]]:
     ("run.sh", 'export NCCL_P2P_LEVEL="nv\\\nl"\n', "not written as one run of text on one line"),
     ("run.sh", 'NCCL_P2P_LEVEL="${NCCL_P2P_LEVEL:-nvl}" torchrun t.py\n', "written as"),
     ("compose.env", "A=node\nNCCL_P2P_LEVEL=${A}\n", "interpolation"),
-    ("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n"
-                 '      env:\n        - {name: NCCL_P2P_LEVEL, value: "n\\x76l"}\n', "an escape"),
+    ("pod.yaml", ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n"
+                  '      env:\n        - {name: NCCL_P2P_LEVEL, value: "n\\x76l"}\n'), "an escape"),
     ("launch.py", 'import os\nos.environ["NCCL_P2P_LEVEL"] = r"nvl"\n', "string prefix"),
-    ("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n"
-                 "      env:\n        - name: NCCL_P2P_LEVEL\n          value: >-\n            nvl\n",
+    ("pod.yaml", ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n"
+                  "      env:\n        - name: NCCL_P2P_LEVEL\n          value: >-\n            nvl\n"),
      "not written as one run of text on one line"),
 ])
 def test_no_value_fix_where_no_exact_edit_exists_and_verbose_says_why(tmp_path, name, text, why):

@@ -2,8 +2,8 @@
 applicability); ``--fix`` applies the safe ones, ``--unsafe-fixes`` the unsafe ones too, and
 ``--diff`` shows what ``--fix`` would change without writing.
 
-- **safe**: behaviour cannot change for the worse (an ``<?xml ...?>`` declaration NCCL's own
-  parser rejects: the file does not load today);
+- **safe**: behaviour cannot change for the worse (an ``<?xml ...?>`` declaration or a
+  byte-order mark NCCL's own parser rejects: the file does not load today);
 - **unsafe**: the edit wakes or changes a setting at run time (renaming a misspelt or renamed
   variable makes NCCL read it for the first time), so a person has to want it.
 
