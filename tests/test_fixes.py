@@ -18,7 +18,7 @@ FIXES = FIXTURES / "fixes"
 # One fixture per config format topolint reads (train.env: a compose env_file), each with renames
 # and value edits in every way the format writes a value; two topology files with a safe fix.
 FORMATS = ["train.sbatch", "Dockerfile", "job.yaml", "docker-compose.yml", ".env", "train.env", "nccl.conf",
-           "launch.py", "topo.xml", "bom-topo.xml"]
+           ".deepspeed_env", "launch.py", "topo.xml", "bom-topo.xml"]
 FIXED_CODES = {"ENV001", "ENV002", "ENV003", "TOPO001"}
 SARIF_SCHEMA = ROOT.parent / "shared" / "reference" / "sarif-schema-2.1.0.json"
 
@@ -52,6 +52,21 @@ def test_unsafe_fixes_round_trip(tmp_path, name):
     again = _check(tmp_path, name, "--fix", "--unsafe-fixes")
     assert target.read_bytes() == expected  # applying twice changes nothing
     assert "fixed 0 findings in 0 files" in again.stderr
+
+
+def test_docker_run_env_file_round_trip_keeps_literal_quotes(tmp_path):
+    """A file given to ``docker run --env-file`` is read as written: its quotes are part of the value."""
+    (tmp_path / "run.sh").write_text("#!/bin/bash\ndocker run --env-file ./nccl.env nvcr.io/nvidia/pytorch:24.05-py3\n")
+    env = tmp_path / "nccl.env"
+    env.write_bytes(b'  NCCL_P2P_LEVEL=node\r\nNCCL_SOCKET_IFNAM=eth0\r\nNCCL_NET_GDR_LEVEL="pxb"\r\n')
+    env.chmod(0o600)
+    _check(tmp_path, ".", "--fix", "--unsafe-fixes")
+    fixed = b'  NCCL_P2P_LEVEL=PHB\r\nNCCL_SOCKET_IFNAME=eth0\r\nNCCL_NET_GDR_LEVEL="pxb"\r\n'
+    assert env.read_bytes() == fixed and stat.S_IMODE(env.stat().st_mode) == 0o600
+    left = [f for f in json.loads(_check(tmp_path, ".").stdout)["findings"] if f["code"] in FIXED_CODES]
+    assert [(f["code"], f["line"], f["autofix"]) for f in left] == [("ENV003", 3, None)]  # '"pxb"': no exact fix
+    assert "fixed 0 findings in 0 files" in _check(tmp_path, ".", "--fix", "--unsafe-fixes").stderr
+    assert env.read_bytes() == fixed
 
 
 @pytest.mark.parametrize("name", ["train.sbatch", ".env", "Dockerfile"])

@@ -94,7 +94,8 @@ class ConfigFile:
     bom_kept: dict[str, str] = field(default_factory=dict)
 
     def has_content(self) -> bool:
-        return bool(self.settings or self.launch)
+        """Something to check, or a consumer to record (``docker run --env-file`` decides how that file is read)."""
+        return bool(self.settings or self.launch or self.env_files)
 
     def loc(self, line: int, column: int = 0) -> Location:
         return build(Location, path=self.path, line=max(line, 1), column=max(column, 0))
