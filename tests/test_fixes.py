@@ -69,6 +69,14 @@ def test_docker_run_env_file_round_trip_keeps_literal_quotes(tmp_path):
     assert env.read_bytes() == fixed
 
 
+@pytest.mark.parametrize("name", FORMATS)
+def test_crlf_endings_are_kept_in_every_format(tmp_path, name):
+    target, expected = _place(tmp_path, name, lambda data: data.replace(b"\n", b"\r\n"))
+    _check(tmp_path, name, "--fix", "--unsafe-fixes")
+    assert target.read_bytes() == expected
+    assert "fixed 0 findings in 0 files" in _check(tmp_path, name, "--fix", "--unsafe-fixes").stderr
+
+
 @pytest.mark.parametrize("name", ["train.sbatch", ".env", "Dockerfile"])
 def test_crlf_endings_and_byte_order_mark_are_kept(tmp_path, name):
     def crlf_bom(data: bytes) -> bytes:
@@ -237,7 +245,7 @@ def _verbose_notes(tmp_path, name: str, text: str) -> tuple[list, list[str]]:
 
 @pytest.mark.parametrize(("name", "text", "why"), [
     ("run.sh", 'export NCCL_P2P_LEVEL="nv\\\nl"\n', "not written as one run of text on one line"),
-    ("run.sh", 'NCCL_P2P_LEVEL="${NCCL_P2P_LEVEL:-nvl}" torchrun t.py\n', "written as"),
+    ("run.sh", 'NCCL_P2P_LEVEL=nv"l" torchrun t.py\n', "written as"),
     ("compose.env", "A=node\nNCCL_P2P_LEVEL=${A}\n", "interpolation"),
     ("pod.yaml", ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n    - name: c\n"
                   '      env:\n        - {name: NCCL_P2P_LEVEL, value: "n\\x76l"}\n'), "an escape"),
@@ -252,10 +260,12 @@ def test_no_value_fix_where_no_exact_edit_exists_and_verbose_says_why(tmp_path, 
     assert len(notes) == 1 and f"{name}:" in notes[0] and why in notes[0], notes
 
 
-def test_value_fix_keeps_the_quoting_style(tmp_path):
-    (tmp_path / "run.sh").write_text("export NCCL_P2P_LEVEL='nvl'\nNCCL_NET_GDR_LEVEL=\"pxb\" torchrun t.py\n")
+def test_value_fix_keeps_the_quoting_style_and_edits_a_default_in_place(tmp_path):
+    (tmp_path / "run.sh").write_text("export NCCL_P2P_LEVEL='nvl'\nNCCL_NET_GDR_LEVEL=\"pxb\" torchrun t.py\n"
+                                     'export NCCL_SOCKET_FAMILY="${NCCL_SOCKET_FAMILY:-af_inet}"\n')
     result = _check(tmp_path, "run.sh", "--fix", "--unsafe-fixes")
-    assert (tmp_path / "run.sh").read_text() == "export NCCL_P2P_LEVEL='NVL'\nNCCL_NET_GDR_LEVEL=\"PXB\" torchrun t.py\n"
+    assert (tmp_path / "run.sh").read_text() == ("export NCCL_P2P_LEVEL='NVL'\nNCCL_NET_GDR_LEVEL=\"PXB\" torchrun t.py\n"
+                                                 'export NCCL_SOCKET_FAMILY="${NCCL_SOCKET_FAMILY:-AF_INET}"\n')
     assert _codes(result) == set()
 
 
@@ -264,6 +274,7 @@ def test_value_fix_keeps_the_quoting_style(tmp_path):
     ("run.sh", "export NCCL_SOCKET_IFNAME=eth0\nexport NCCL_DEBUG=WARN\n", True),  # bash: `\ufeffexport`
     ("nccl.conf", "NCCL_SOCKET_IFNAME=eth0\nNCCL_DEBUG=WARN\n", True),  # NCCL setEnvFile: `\ufeffNCCL_...`
     ("run.sh", "#!/bin/bash\nexport NCCL_SOCKET_IFNAME=eth0\n", False),  # nothing set on line 1
+    ("run.sh", "cd /work; export NCCL_SOCKET_IFNAME=eth0\n", False),  # `\ufeffcd` fails, the export runs
     (".env", "NCCL_SOCKET_IFNAME=eth0\n", False),  # compose-go drops the mark
     ("Dockerfile", "FROM ubuntu:22.04\nENV NCCL_SOCKET_IFNAME=eth0\n", False),  # BuildKit drops it
 ])

@@ -21,8 +21,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
     for config in context.configs:
         for setting in config.settings:
             name = setting.name
-            reader = config.bom_kept.get(setting.loc.path)
-            if reader and setting.loc.line == 1:
+            reader, reach = config.bom_kept.get(setting.loc.path, (None, 0))
+            if reader and setting.loc.line == 1 and setting.loc.column <= reach:
                 yield _lost_to_bom(setting, reader)
                 continue
             if name in extra or other_reader(name):

@@ -90,8 +90,9 @@ class ConfigFile:
     included: list = field(default_factory=list)  # SourceFile of each file it sources (shell), for reports
     env_files: list[str] = field(default_factory=list)  # real paths it passes to docker run --env-file
     # Files (this one, or one it sources) that start with a UTF-8 byte-order mark their reader
-    # keeps as part of the first word, so line 1 sets nothing: path -> that reader.
-    bom_kept: dict[str, str] = field(default_factory=dict)
+    # keeps as part of the first word: path -> (that reader, the last column of line 1 whose
+    # settings are therefore never made).
+    bom_kept: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     def has_content(self) -> bool:
         """Something to check, or a consumer to record (``docker run --env-file`` decides how that file is read)."""

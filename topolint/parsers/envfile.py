@@ -92,8 +92,8 @@ NCCL_KEEPS_BOM = "NCCL's nccl.conf reader (src/misc/param.cc setEnvFile: the nam
 
 def parse_nccl_conf(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="nccl-conf")
-    if source.bom:
-        config.bom_kept[source.path] = NCCL_KEEPS_BOM
+    if source.bom:  # one setting a line: line 1's is lost
+        config.bom_kept[source.path] = (NCCL_KEEPS_BOM, len(source.text.split("\n", 1)[0]))
     parse_literal_lines(source.text.split("\n"), config)
     return config
 

@@ -152,7 +152,7 @@ class _ShellParser:
             return
         self.config.included.append(sourced)
         if sourced.bom:
-            self.config.bom_kept[display] = BASH_KEEPS_BOM
+            self.config.bom_kept[display] = bom_reach(sourced.text)
         saved = (self.path, self.lines, self.cursor, self.line)
         self.path, self.lines = display, sourced.text.split("\n")
         self.including.append((display, real))
@@ -380,23 +380,31 @@ class _ShellParser:
         if line is None:
             line, column = self.cursor.find(name, assignment=True)
         value, default = shell_value(name, raw)
-        written = self._written(word, line, column + len(name) + 1, raw, value)
+        written = self._written(word, line, column + len(name) + 1, name, value)
         self.config.settings.append(EnvSetting(name, value, self._loc(line, column), scope, how,
                                                self.path, raw=word, default_only=default,
-                                               value_at=self._loc(line, column + len(name) + 1) if written else None,
-                                               value_written=written or ""))
+                                               value_at=self._loc(line, written[0]) if written else None,
+                                               value_written=written[1] if written else ""))
 
-    def _written(self, word, line: int, column: int, raw: str, value: str | None) -> str | None:
-        """The value's text at ``line``:``column`` as written (a word's own text when it is one
-        line, else ``value`` found there), or None when the file does not hold it there."""
+    def _written(self, word, line: int, column: int, name: str, value: str | None) -> tuple[int, str] | None:
+        """Column and text of the value as written from ``line``:``column`` (a word's own text
+        when it is one line, else ``value`` found there; in ``NAME=${NAME:-v}``, the default
+        ``v``), or None when the file does not hold it there."""
         if column < 1 or not 1 <= line <= len(self.lines) or value is None:
             return None
         text = self.lines[line - 1]
         word_raw = getattr(word, "raw", None)
-        if word_raw is not None and "\n" not in word_raw and "=" in word_raw:
-            written = word_raw.split("=", 1)[1]
-            return written if written and text.startswith(written, column - 1) else None
-        return written_at(text, column - 1, value)
+        if word_raw is None or "\n" in word_raw or "=" not in word_raw:
+            written = written_at(text, column - 1, value)
+            return (column, written) if written else None
+        written = word_raw.split("=", 1)[1]
+        if not written or not text.startswith(written, column - 1):
+            return None
+        default = re.search(_DEFAULT_OF.format(name=re.escape(name)), written)
+        if default and default.group(1) == value:  # rewrite the default NCCL reads when unset
+            return column + default.start(1), value
+        return column, written
+
 
     def _passthrough(self, name: str, scope: str, how: str) -> None:
         line, column = self.cursor.find(name)
@@ -602,6 +610,7 @@ def _tee(words: list[str]) -> str | None:
     return next((w for w in words[start:] if not w.startswith("-")), None)
 
 
+_DEFAULT_OF = r"^\"?\$\{{{name}:?[-=]([^}}$`\"]*)\}}\"?$"  # NAME=${NAME:-v}, quoted or not
 _ASSIGN_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?=(?P<value>[^}]*)\}")
 
 
@@ -653,10 +662,18 @@ def _options(words: list[str], noarg: set[str]):
 BASH_KEEPS_BOM = "bash (it reads the mark as part of the first word: a command that is not found)"
 
 
+def bom_reach(text: str) -> tuple[str, int]:
+    """What a byte-order mark costs a script: line 1's first command fails, up to the first
+    ``;``, ``|``, ``&`` or parenthesis (a later command on that line may still run, so its
+    settings are not counted as lost; a quoted one cuts short: a miss, never a false alarm)."""
+    first = text.split("\n", 1)[0]
+    return BASH_KEEPS_BOM, next((i for i, char in enumerate(first) if char in ";|&()"), len(first))
+
+
 def parse_shell(source: SourceFile) -> ConfigFile:
     parser = _ShellParser(source)
     if source.bom:
-        parser.config.bom_kept[source.path] = BASH_KEEPS_BOM
+        parser.config.bom_kept[source.path] = bom_reach(source.text)
     return parser.parse()
 
 
