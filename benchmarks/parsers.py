@@ -71,14 +71,15 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=float, default=4.0, help="size of the largest input (default 4)")
-    parser.add_argument("--only", default=None, help="only this format")
+    parser.add_argument("--only", default="", help="only these formats (comma-separated)")
+    parser.add_argument("--skip", default="", help="not these formats (comma-separated)")
     parser.add_argument("--no-ratios", action="store_true", help="measure the largest input only")
     args = parser.parse_args()
     size = int(args.mib * 1024 * 1024)
     print(f"{'format':<18} {'input':<20} {'bytes':>10} {'seconds':>8} {'peak MB':>8} {'RSS+ MB':>8} {'peak/B':>6} "
           f"{'t x4':>5} {'t x16':>5} {'m x16':>5}  outcome")
     for index, grower in enumerate(GROWERS):
-        if args.only and grower.fmt != args.only:
+        if (args.only and grower.fmt not in args.only.split(",")) or grower.fmt in args.skip.split(","):
             continue
         big = measure(index, size)
         quarter, small = ({"seconds": float("nan"), "peak": float("nan")},) * 2 if args.no_ratios else (
