@@ -48,13 +48,13 @@ NESTED_OK = {
     "topolint.parsers.ibv_devinfo.KEY_VALUE",
     "topolint.parsers._sourced._SCRIPT_DIR",  # (?:\s+[0-9]*>&?[\w/.-]*)*: ">" is mandatory; .match a value
     "topolint.parsers.mounts.MOUNTINFO",  # as _MOUNT_LINE
-    "topolint.parsers.ip_addr.BRIEF",  # (?:\\s+\\S+/\\d+)*: blanks start each, \\S+ stops at them
-    "topolint.parsers.mlnx_qos.DCB_APP",  # (?:\\d+:\\d\\s*)+: one digit after ":", then a new \\d+
-    "topolint.parsers.nccl_log.IB_ITEM",  # (?::-?\\d*)*: ":" starts each, \\d* stops at it
-    "topolint.parsers.nccl_log.RING",  # (?:\\s+\\d+)+: blanks start each, \\d+ stops at them
-    "topolint.parsers.nccl_log.SOCKET_USING",  # (?:\\s+\\[\\d+\\][^\\s:]+:\\S+)+: the same
-    "topolint.parsers.nccl_log.TREES",  # (?: \\[\\d+\\] ...)+: " [" starts each
-    "topolint.parsers.numactl._DISTANCE_ROW",  # (?:\\s+\\d+)+: blanks start each
+    "topolint.parsers.ip_addr.BRIEF",  # (?:\s+\S+/\d+)*: blanks start each, \S+ stops at them
+    "topolint.parsers.mlnx_qos.DCB_APP",  # (?:\d+:\d\s*)+: one digit after ":", then a new \d+
+    "topolint.parsers.nccl_log.IB_ITEM",  # (?::-?\d*)*: ":" starts each, \d* stops at it
+    "topolint.parsers.nccl_log.RING",  # (?:\s+\d+)+: blanks start each, \d+ stops at them
+    "topolint.parsers.nccl_log.SOCKET_USING",  # (?:\s+\[\d+\][^\s:]+:\S+)+: the same
+    "topolint.parsers.nccl_log.TREES",  # (?: \[\d+\] ...)+: " [" starts each
+    "topolint.parsers.numactl._DISTANCE_ROW",  # (?:\s+\d+)+: blanks start each
 }
 
 
