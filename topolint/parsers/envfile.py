@@ -24,6 +24,7 @@ import re
 
 from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting, SkippedLine
+from topolint.model.numbers import strtol
 
 _LINE = re.compile(r"^(\s*)(export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$")
 COMPOSE_NOTE = "read as docker compose reads a .env file (no other consumer seen)"
@@ -243,7 +244,7 @@ def _expand_escapes(value: str) -> str:
         if body == "$":
             return "$$"  # compose-go: a literal $ for the interpolation that follows
         if body.startswith("0"):
-            return chr(int(body[1:] or "0", 8))  # an octal escape: \0 then up to 3 octal digits
+            return chr(strtol(body[1:] or "0", 8)[0])  # an octal escape: \0 then up to 3 octal digits
         return _ESCAPE_VALUES[body]
 
     return _ESCAPES.sub(one, value)
