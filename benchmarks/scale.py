@@ -9,7 +9,8 @@ a few nodes with faults so rules have work to do. Each folder is a node bundle (
 ``systemd-detect-virt`` outputs of the same machine); ``--plain`` leaves out the host facts. Times, as subprocesses with a warm page cache,
 the median of ``--repeat`` runs of
 
-* topolint: ``topolint check DIR --select ALL --preview --format json -o /dev/null``
+* topolint: ``topolint check DIR --select ALL --preview --format json -o /dev/null`` (``--jobs N``
+  passes that on; by default topolint checks nodes in one worker process per CPU)
 * floor: a Python process that reads the same files, parses every XML with lxml and splits
   every matrix into lines,
 
@@ -289,12 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     parser.add_argument("--plain", action="store_true", help="a dump and a matrix per node, no node bundles")
+    parser.add_argument("--jobs", type=int, default=None, help="pass --jobs N to topolint (default: its own default)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp) / "cluster"
         generate(root, args.nodes, args.plain)
         lint = [sys.executable, "-m", "topolint", "check", str(root), "--select", "ALL", "--preview",
-                "--format", "json", "-o", "/dev/null"]
+                "--format", "json", "-o", "/dev/null"] + ([] if args.jobs is None else ["--jobs", str(args.jobs)])
         floor = [sys.executable, "-c", FLOOR, str(root)]
         work = root.parent  # the result cache (.topolint_cache) goes beside the cluster
         cold_time, cold_cpu = timed(lint + ["--no-cache"], args.repeat, work)
@@ -302,8 +304,9 @@ def main(argv: list[str] | None = None) -> int:
         floor_time, floor_cpu = timed(floor, args.repeat, work)
         parts = stages(root)
     files = sum(1 for _ in root.glob("*/*")) if args.keep else (2 if args.plain else len(BUNDLE_FILES) + 1) * args.nodes
+    jobs = "default" if args.jobs is None else args.jobs
     print(f"nodes {args.nodes} ({files} files{', plain' if args.plain else ', node bundles'}), "
-          f"findings {parts.pop('findings')}")
+          f"findings {parts.pop('findings')}, topolint --jobs {jobs} (stages: in-process, one job)")
     for name, seconds in parts.items():
         print(f"stage {name:<7} {seconds:8.3f} s")
     print(f"topolint {cold_time:8.3f} s (median of {args.repeat}, --no-cache: every node parsed and checked)")
