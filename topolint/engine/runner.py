@@ -232,9 +232,11 @@ def _worker_outcomes(checker: _NodeChecker, collection: Collection, options: Run
     here: one job, a collection parsed up front, --topology nodes, or too few nodes to gain."""
     if options.jobs == 1 or collection.materialize is None or collection.topology_nodes:
         return None
+    todo = [node for node in collection.nodes if node.cached is None]
+    if not todo:  # a run the cache answers: not even multiprocessing is imported
+        return None
     from topolint.engine import parallel
 
-    todo = [node for node in collection.nodes if node.cached is None]
     workers = parallel.usable(parallel.job_count(options.jobs), len(todo))
     return parallel.outcomes(todo, checker, workers) if workers else None
 
