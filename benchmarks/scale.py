@@ -9,11 +9,13 @@ a few nodes with faults so rules have work to do. Each folder is a node bundle (
 ``systemd-detect-virt`` outputs of the same machine); ``--plain`` leaves out the host facts. Times, as subprocesses with a warm page cache,
 the median of ``--repeat`` runs of
 
-* topolint: ``topolint check DIR --select ALL --preview --format json -o /dev/null``
+* topolint: ``topolint check DIR --select ALL --preview --format json -o /dev/null`` (``--jobs N``
+  passes that on; by default topolint checks nodes in one worker process per CPU)
 * floor: a Python process that reads the same files, parses every XML with lxml and splits
   every matrix into lines,
 
 prints the time of each stage of topolint (parse, build, rules, report, measured in-process),
+the CPU seconds (user + system) of the runs too (steadier than wall-clock time on a shared machine),
 the cold ratio (``--no-cache``: every node parsed and checked) and ends with the line
 ``ratio R`` (topolint with a warm result cache / floor).
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -225,16 +228,23 @@ ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE
 ENV["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([ENV["PYTHONPATH"]] if ENV.get("PYTHONPATH") else []))
 
 
-def timed(command: list[str], repeat: int, cwd: Path) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(command: list[str], repeat: int, cwd: Path) -> tuple[float, float]:
+    """Median wall-clock and median CPU (user + system) seconds of ``repeat`` runs."""
     subprocess.run(command, check=False, capture_output=True, cwd=cwd, env=ENV)  # warm page cache, imports
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), _children_cpu()
         result = subprocess.run(command, check=False, capture_output=True, text=True, cwd=cwd, env=ENV)
         times.append(time.perf_counter() - start)
+        cpu.append(_children_cpu() - start_cpu)
         if result.returncode not in (0, 1) or "Traceback" in result.stderr or "No module named" in result.stderr:
             sys.exit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr[-2000:]}")
-    return statistics.median(times)
+    return statistics.median(times), statistics.median(cpu)
 
 
 def stages(root: Path) -> dict[str, float]:
@@ -280,26 +290,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     parser.add_argument("--plain", action="store_true", help="a dump and a matrix per node, no node bundles")
+    parser.add_argument("--jobs", type=int, default=None, help="pass --jobs N to topolint (default: its own default)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp) / "cluster"
         generate(root, args.nodes, args.plain)
         lint = [sys.executable, "-m", "topolint", "check", str(root), "--select", "ALL", "--preview",
-                "--format", "json", "-o", "/dev/null"]
+                "--format", "json", "-o", "/dev/null"] + ([] if args.jobs is None else ["--jobs", str(args.jobs)])
         floor = [sys.executable, "-c", FLOOR, str(root)]
         work = root.parent  # the result cache (.topolint_cache) goes beside the cluster
-        cold_time = timed(lint + ["--no-cache"], args.repeat, work)
-        lint_time = timed(lint, args.repeat, work)  # warm: the first run filled the result cache
-        floor_time = timed(floor, args.repeat, work)
+        cold_time, cold_cpu = timed(lint + ["--no-cache"], args.repeat, work)
+        lint_time, lint_cpu = timed(lint, args.repeat, work)  # warm: the first run filled the result cache
+        floor_time, floor_cpu = timed(floor, args.repeat, work)
         parts = stages(root)
     files = sum(1 for _ in root.glob("*/*")) if args.keep else (2 if args.plain else len(BUNDLE_FILES) + 1) * args.nodes
+    jobs = "default" if args.jobs is None else args.jobs
     print(f"nodes {args.nodes} ({files} files{', plain' if args.plain else ', node bundles'}), "
-          f"findings {parts.pop('findings')}")
+          f"findings {parts.pop('findings')}, topolint --jobs {jobs} (stages: in-process, one job)")
     for name, seconds in parts.items():
         print(f"stage {name:<7} {seconds:8.3f} s")
     print(f"topolint {cold_time:8.3f} s (median of {args.repeat}, --no-cache: every node parsed and checked)")
     print(f"topolint {lint_time:8.3f} s (median of {args.repeat}, warm result cache)")
     print(f"floor    {floor_time:8.3f} s (median of {args.repeat})")
+    # On a shared machine, CPU seconds vary less with the load than wall-clock ones.
+    print(f"cpu      cold {cold_cpu:.3f} s, warm {lint_cpu:.3f} s, floor {floor_cpu:.3f} s: "
+          f"cold ratio {cold_cpu / floor_cpu:.2f}, ratio {lint_cpu / floor_cpu:.2f}")
     print(f"cold ratio {cold_time / floor_time:.2f}")
     print(f"ratio {lint_time / floor_time:.2f}")
     return 0

@@ -19,6 +19,15 @@ from topolint.commands import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError 
 from topolint.commands.fix import add_fix_arguments
 
 
+def _job_count(text: str) -> int:
+    from topolint.model.numbers import decimal
+
+    value = decimal(text)
+    if value is None or not 0 <= value <= 1024:
+        raise argparse.ArgumentTypeError(f"expected a number of processes from 0 to 1024, got {text!r}")
+    return value
+
+
 def _check_arguments(commands) -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="check topology dumps, node bundles and cluster folders")
     check.add_argument("paths", nargs="*", metavar="PATH", help="files, folders, or - for stdin (default: .)")
@@ -63,6 +72,8 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                        help="where the result cache lives (default: .topolint_cache in the project root)")
     check.add_argument("--max-total-input", metavar="SIZE", default=None,
                        help="bytes one run reads, all inputs together (default 8G; K, M, G suffixes)")
+    check.add_argument("-j", "--jobs", type=_job_count, default=0, metavar="N",
+                       help="processes that check nodes (default 0: one per CPU; 1: none); output is the same")
     check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
     settings = check.add_argument_group("configuration, suppressions and baseline")
     settings.add_argument("--config", type=Path, default=None,

@@ -230,3 +230,26 @@ def iommu_mode(node) -> IommuMode:
             return IommuMode("unknown")  # whether VT-d is on by default depends on the kernel's build
         evidence.append(f"{where(enabled.loc)}: kernel command line has intel_iommu=on")
     return IommuMode("translated", translated.loc, evidence, "cmdline")
+
+
+# ---- why a host rule says nothing (--verbose notes) ----------------------------------------------
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def lspci_unjudged(lspci: LspciFile, what: str, devices: list[LspciDevice] | None = None) -> list[str]:
+    """Why ``what`` (link states, ACS bits) in this lspci output goes unjudged: a list or a tree
+    prints no capabilities; ``Capabilities: <access denied>`` (lspci without root) hides them."""
+    if lspci.kind not in ("verbose", "excerpt"):
+        return [f"{lspci.path}: an lspci {'tree' if lspci.kind == 'tree' else 'device list'} has no capability "
+                f"lines: {what} not judged (`sudo lspci -vvv` settles it)"]
+    denied = [d for d in (lspci.devices if devices is None else devices) if d.capabilities_denied is not None]
+    if not denied:
+        return []
+    names = ", ".join(d.address or f"line {d.loc.line}" for d in denied[:4]) + (", ..." if len(denied) > 4 else "")
+    return [f"{where(denied[0].capabilities_denied)}: Capabilities: <access denied> on {_plural(len(denied), 'device')} "
+            f"({names}; lspci ran without root): {what} not judged (`sudo lspci -vvv` settles it)"]
+
+
+def vm_unjudged(virt: Virtualisation, what: str) -> str:
+    return f"not judged on a VM ({virt.evidence[0]}): {what} are the hypervisor's"

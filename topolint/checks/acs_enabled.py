@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._host import PciTree, pci_tree, virtualisation
+from topolint.checks._host import PciTree, lspci_unjudged, pci_tree, virtualisation, vm_unjudged
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit
 from topolint.model.node import file_entity, pci_entity
@@ -70,8 +70,10 @@ def _excerpt_hit(node: str, lspci, virt) -> Iterator[Hit]:
 def check(context, params: Parameters) -> Iterator[Hit]:
     virt = virtualisation(context.node)
     if virt.state == "vm":
-        return  # a VM's ACS bits are the hypervisor's virtual ones
+        context.notes.append(vm_unjudged(virt, "its ACS bits"))  # virtual ones
+        return
     for lspci in context.node.lspci:
+        context.notes.extend(lspci_unjudged(lspci, "ACS redirect bits"))
         if lspci.kind == "verbose":
             yield from _bridge_hits(context.node.name, pci_tree(context, lspci), virt)
         if lspci.kind in ("verbose", "excerpt"):

@@ -53,6 +53,9 @@ def _label(topology, system_gpus: dict, pci) -> tuple[str, str]:
 def check(context, params: Parameters) -> Iterator[Hit]:
     devices = known_devices()
     for lspci in context.node.lspci:
+        from topolint.checks._host import lspci_unjudged
+
+        context.notes.extend(lspci_unjudged(lspci, "GPU and NIC link capabilities"))
         if lspci.kind in ("verbose", "excerpt"):
             from topolint.checks._host import pci_tree
             from topolint.checks._lspci_slow import lspci_hits
@@ -61,8 +64,10 @@ def check(context, params: Parameters) -> Iterator[Hit]:
     version = context.version
     node = context.node.name
     for topology in context.node.topologies:
-        if topology.kind != "dump":
-            continue  # a static file's link values are claims, not measurements
+        if topology.kind != "dump":  # a static file's link values are claims, not measurements
+            context.notes.append(f"{topology.path}: a static topology file states link values, NCCL did not read "
+                                 "them from the system: not judged")
+            continue
         pci_by_bus = topology.pci_by_bus()
         gpus = {g.bus_id: g for g in topology.gpus}
         for pci in topology.pci:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._host import iommu_mode, virtualisation
+from topolint.checks._host import iommu_mode, virtualisation, vm_unjudged
 from topolint.engine.finding import Hit
 from topolint.model.node import file_entity
 
@@ -22,13 +22,23 @@ class Parameters(CheckParameters):
     pass
 
 
+_UNSETTLED = ("no input settles the IOMMU's default domain type (dmesg's `iommu: Default domain type` line, or a "
+              "kernel command line unambiguous for the CPU vendor dmesg names; a missing iommu=pt is not evidence): "
+              "not judged")
+
+
 def check(context, params: Parameters) -> Iterator[Hit]:
     mode = iommu_mode(context.node)
+    if mode.mode == "unknown":
+        context.notes.append(_UNSETTLED if not mode.evidence else
+                             f"{mode.evidence[0]}: a domain type topolint does not know: not judged")
+        return
     if mode.mode != "translated":
         return
     virt = virtualisation(context.node)
     if virt.state == "vm":
-        return  # a guest's IOMMU (if any) is the hypervisor's business
+        context.notes.append(vm_unjudged(virt, "its IOMMU settings"))  # a guest's IOMMU is the hypervisor's business
+        return
     fields = {"source": "dmesg" if mode.source == "dmesg" else "the kernel command line",
               "path": mode.location.path}
     hit = Hit(entity=file_entity(context.node.name, mode.location.path), location=mode.location, fields=fields,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._host import PciTree, pci_tree
+from topolint.checks._host import PciTree, lspci_unjudged, pci_tree
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit
 from topolint.model.node import gpu_entity, pci_entity
@@ -118,5 +118,6 @@ def link_hits(node: str, tree: PciTree) -> Iterator[Hit]:
 
 def check(context, params: Parameters) -> Iterator[Hit]:
     for lspci in context.node.lspci:
+        context.notes.extend(lspci_unjudged(lspci, "link states"))
         if lspci.kind in ("verbose", "excerpt"):
             yield from link_hits(context.node.name, pci_tree(context, lspci))

@@ -55,6 +55,7 @@ class CheckOptions:
     update_baseline: bool = False
     cross_file: str = "include"  # include, exclude or only (the pre-commit hooks: see is_cross_file)
     max_total_input: int | None = None  # bytes one run reads (inputs.source.MAX_TOTAL_INPUT_BYTES)
+    jobs: int = 1  # processes checking nodes (engine/parallel.py); 0: one per CPU
 
 
 @dataclass(frozen=True)
@@ -314,7 +315,8 @@ def run_check(options: CheckOptions) -> CheckResult:
     plan = plan_check(options)
     config, rules, chosen = plan.loaded.config, plan.rules, plan.chosen
     baseline = _load_baseline(options)
-    run_options = RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables))
+    run_options = RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables),
+                             jobs=options.jobs)
     cache = ResultCache(plan.cache_dir, rules, run_options) if plan.cache_dir is not None else None
     collection = _collect(options, plan, cache, lazy=True)  # nodes parsed one at a time by the runner
     try:
@@ -440,6 +442,7 @@ def options_from_args(args) -> CheckOptions:
         require_suppression_reason=args.require_suppression_reason, baseline=args.baseline,
         update_baseline=args.update_baseline, cross_file=args.cross_file,
         max_total_input=_size(getattr(args, "max_total_input", None)),
+        jobs=getattr(args, "jobs", 1),
     )
 
 

@@ -24,8 +24,18 @@ class InternalError:
                 f"topolint, please report it at {REPORT_URL} (with the input if you can share it)")
 
 
+class Described(Exception):
+    """An exception already described: how a worker process (engine/parallel.py) sends one back."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+
 def describe(exc: BaseException) -> str:
     """``KeyError: 'x'``, on one line and short, whatever the exception holds."""
+    if isinstance(exc, Described):
+        return exc.text
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 

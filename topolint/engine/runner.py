@@ -22,6 +22,7 @@ class RunOptions:
     nccl_version: NcclVersion
     gdr_level: str | None = None  # a configured NCCL_NET_GDR_LEVEL, when one is known
     extra_variables: tuple[str, ...] = ()  # NCCL_* names to accept as known (config extra-variables)
+    jobs: int = 1  # processes that check nodes (engine/parallel.py); 0: one per CPU
 
 
 class CheckContext:
@@ -172,23 +173,30 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
                   if r.code in needs and "config" not in needs[r.code]]
     unreadable = _UnreadableNodes(collection)
     keep = {id(node) for node in collection.topology_nodes}  # config rules read them after the loop
+    checker = _NodeChecker(rules, node_rules, needs, collection, options)
+    from_workers = _worker_outcomes(checker, collection, options)
     for node in collection.nodes:
         if node.cached is not None:  # unchanged since a run the cache remembers
             result.findings.extend(cache.findings(node.cached))
             result.notes.extend(node.cached["notes"])
             result.ran.setdefault(node.name, set()).update(node.cached["ran"])
             continue
-        if node.pending and collection.materialize is not None:
-            collection.materialize(node)  # a lazy collection: parsed now, dropped after its checks
         first_finding, first_note = len(result.findings), len(result.notes)
         errors_before = len(result.internal_errors)
-        _check_node(node, rules, node_rules, needs, collection, options, result)
+        if from_workers is not None:
+            from topolint.engine import parallel
+
+            parallel.apply(next(from_workers), node, collection, result)
+        else:
+            checker.into(node, result)
         if cache is not None and node.cache_key and node.name not in unreadable.names() \
                 and len(result.internal_errors) == errors_before:
             cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:],
                       result.ran[node.name], node.notes)
         if collection.materialize is not None and id(node) not in keep:
             _release_facts(node)
+    if from_workers is not None:
+        from_workers.close()  # the workers end here, not when the generator is collected
     run_config_checks(prepared, collection, options, result)
     # Input problems last: a lazy collection finds some (TL001) only when it parses a node.
     result.findings[:0] = input_findings({r.code: r for r in rules}, collection)
@@ -197,6 +205,40 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
     result.findings.sort(key=Finding.sort_key)
     link_explanations(result.findings)  # PERF findings name the findings that explain them
     return result
+
+
+class _NodeChecker:
+    """Parse one node (a lazy collection's) and run its rules: here, or in a worker process."""
+
+    def __init__(self, rules, node_rules, needs: dict, collection: Collection, options: RunOptions):
+        self.rules, self.node_rules, self.needs = rules, node_rules, needs
+        self.collection, self.options = collection, options
+
+    def into(self, node: NodeModel, result: RunResult) -> None:
+        if node.pending and self.collection.materialize is not None:
+            self.collection.materialize(node)  # a lazy collection: parsed now, dropped after its checks
+        _check_node(node, self.rules, self.node_rules, self.needs, self.collection, self.options, result)
+
+    def __call__(self, node: NodeModel) -> RunResult:
+        """In a worker: the node's result; its facts are dropped as the parent drops them."""
+        result = RunResult()
+        self.into(node, result)
+        _release_facts(node)
+        return result
+
+
+def _worker_outcomes(checker: _NodeChecker, collection: Collection, options: RunOptions):
+    """The outcomes of the nodes to check, in order, from worker processes; None to check them
+    here: one job, a collection parsed up front, --topology nodes, or too few nodes to gain."""
+    if options.jobs == 1 or collection.materialize is None or collection.topology_nodes:
+        return None
+    todo = [node for node in collection.nodes if node.cached is None]
+    if not todo:  # a run the cache answers: not even multiprocessing is imported
+        return None
+    from topolint.engine import parallel
+
+    workers = parallel.usable(parallel.job_count(options.jobs), len(todo))
+    return parallel.outcomes(todo, checker, workers) if workers else None
 
 
 def _check_node(node: NodeModel, rules, node_rules, needs: dict, collection: Collection, options: RunOptions,
