@@ -36,13 +36,12 @@ NAMED = {
     "crash": "NCCL's code crashed on this file (a file without <system>, findLocalCpu recursing "
              "forever before 2.26, ncclTopoSort recursing forever over the stale link slots "
              "ncclTopoFlattenBcmSwitches leaves); topolint reports the file as refused instead",
-    "duplicate_gpu": "two GPUs with one bus id (TOPO005 reports the file as an error). Before 2.30.3 they "
-                     "share one path slot (paths.cc getPath finds the first node with the id), so NCCL's "
-                     "paths between them are what calloc or the last search left there; from 2.30.3 "
-                     "ncclTopoAddGpuSub hangs the second GPU off the first one's DEV node (LOC, with its own "
-                     "id). The port has one node per bus id (GPU and DEV as one) and reproduces neither",
+    "duplicate_gpu": "two GPUs with one bus id (TOPO005 reports the file as an error). Before 2.30.7 both GPU "
+                     "nodes get that id, so paths.cc getPath gives them one path slot and NCCL's paths between "
+                     "them are what calloc or the previous search left there (2.18 to 2.21 differ from the "
+                     "port on one fixture); the port reproduces 2.30.7's own ids (ncclTopoAddGpuSub)",
 }
-KNOWN_GAP_LIMIT = {"duplicate_gpu": 6}  # topologies per tag: a growing gap fails
+KNOWN_GAP_LIMIT = {"duplicate_gpu": 1}  # topologies per tag: a growing gap fails
 
 
 def _signature(version: NcclVersion) -> tuple:

@@ -221,10 +221,14 @@ class NcclSystem:
             if "rank" not in gpu_el.attrs:
                 return  # a <gpu> without a rank is not part of the job: the whole <pci> is skipped
             ga = gpu_el.attrs
-            node = self.create(GPU, bus, bus=bus_text.lower(), element=gpu_el,
-                               rank=_c_int(ga.get("rank"), "rank", "gpu"), sm=_c_int(ga.get("sm"), "sm", "gpu"),
-                               dev=_c_int(ga.get("dev"), "dev", "gpu"), gdr=_c_int(ga.get("gdr"), "gdr", "gpu"),
-                               mlopart="mlopart" in ga)
+            attrs = dict(bus=bus_text.lower(), element=gpu_el, rank=_c_int(ga.get("rank"), "rank", "gpu"),
+                         sm=_c_int(ga.get("sm"), "sm", "gpu"), dev=_c_int(ga.get("dev"), "dev", "gpu"),
+                         gdr=_c_int(ga.get("gdr"), "gdr", "gpu"), mlopart="mlopart" in ga)
+            owner = self.find(GPU, bus) if self.version.behaviour("gpu_id_per_dev") and "mlopart" not in ga else None
+            if owner is not None:
+                self._add_gpu_on_dev(owner, attrs)
+            else:
+                node = self.create(GPU, bus, **attrs)
         nic_el = el.first("nic")
         if nic_el is not None:
             nic_id = self.version.nic_id(numa, bus)
@@ -246,6 +250,16 @@ class NcclSystem:
                 bw = self._pci_bw(el)
             self.connect(node, parent, LINK_PCI, bw)
             self.connect(parent, node, LINK_PCI, bw)
+
+    def _add_gpu_on_dev(self, owner: Node, attrs: dict) -> None:
+        """ncclTopoAddGpuSub (2.30.7+): a GPU whose bus id has a DEV node already (a duplicated
+        <pci>, or a second <gpu>) gets its own id, NCCL_TOPO_GPU_LOCAL_ID(busId, nGpus), and a LOC
+        link to that DEV; the DEV is not linked to the PCI parent again. Here the owner GPU stands
+        for the DEV, so the new GPU hangs off it (its paths: _copy_dev_sibling_paths)."""
+        siblings = sum(1 for g in self.nodes[GPU] if g is owner or g.attrs.get("dev_gpu") is owner)
+        gpu = self.create(GPU, owner.id | (siblings << 40), dev_gpu=owner, **attrs)
+        self.connect(owner, gpu, LINK_LOC, LOC_BW)
+        self.connect(gpu, owner, LINK_LOC, LOC_BW)
 
     def _pci_bw(self, el) -> float:
         """width x speed / 80 GB/s; a zero width is x16, an unknown speed Gen3 (kvDictPciGen)."""
@@ -273,6 +287,8 @@ class NcclSystem:
     def _gpu_for_element(self, gpu_el) -> Node | None:
         """The GPU node for a <gpu>: NCCL looks it up by bus id (ncclTopoGetNode: the first)."""
         mine = next((g for g in self.nodes[GPU] if g.attrs["element"] is gpu_el), None)
+        if mine is not None and mine.attrs.get("dev_gpu") is not None:
+            return mine.attrs["dev_gpu"]  # its DEV node's links (ncclTopoGetGpuDevNode)
         return None if mine is None else self.find(GPU, mine.id)
 
     def _local_cpu_of(self, node: Node, came_from: Node | None = None, stack: tuple = ()) -> Node | None:
@@ -645,7 +661,9 @@ class NcclSystem:
         """ncclTopoComputePaths(system, NULL)."""
         for kind in (CPU, GPU, NET, NVS):
             for node in self.nodes[kind]:
-                self._set_paths(node)
+                if node.attrs.get("dev_gpu") is None:
+                    self._set_paths(node)
+        self._copy_dev_sibling_paths()
         gpus, nets = self.nodes[GPU], self.nodes[NET]
         for g in range(len(gpus)):
             for p in range(len(gpus)):
@@ -664,6 +682,27 @@ class NcclSystem:
                         cpu = self.local_cpu(g)
                         self._inter_step(CPU, cpu, NET, n, GPU, g)
                         self._inter_step(CPU, cpu, GPU, g, NET, n)
+
+    def _copy_dev_sibling_paths(self) -> None:
+        """A GPU behind another GPU's DEV node (2.30.7+) sees and is seen as that GPU: every path
+        runs through the shared DEV and ends with a LOC hop of LOC_BW, which changes no type or
+        bandwidth (ncclTopoSetPaths lets a DEV forward to its GPUs over LOC). Between the two the
+        path is LOC over the DEV."""
+        gpus = self.nodes[GPU]
+        for s, sibling in enumerate(gpus):
+            owner = sibling.attrs.get("dev_gpu")
+            if owner is None:
+                continue
+            o = self.index(owner)
+            for kind in (CPU, GPU, NET, NVS):
+                for node in self.nodes[kind]:
+                    table = node.paths.get(GPU)
+                    if table is not None:
+                        table[s] = _copy_path(table[o])
+            sibling.paths = {kind: [_copy_path(p) for p in table] for kind, table in owner.paths.items()}
+            for a, b in ((o, s), (s, o)):
+                gpus[a].paths[GPU][b] = PathInfo(self.t("LOC"), LOC_BW, 2)
+            sibling.paths[GPU][s] = PathInfo(self.t("LOC"), LOC_BW, 0)
 
     def _merge_p2c(self) -> None:
         rule = self.version.behaviour("p2c_merge")
@@ -712,6 +751,10 @@ class NcclSystem:
     # ---- answers --------------------------------------------------------------------------------
     def type_name(self, index: int) -> str:
         return self.order[index]
+
+
+def _copy_path(path: PathInfo) -> PathInfo:
+    return PathInfo(path.type, path.bw, path.count, path.hops)
 
 
 def local_net_index(dev: int, net_count: int, gpu_count: int, channel: int, version: NcclVersion) -> int:
