@@ -26,7 +26,7 @@ LOC_BW = 5000.0
 GPU, PCI, NVS, CPU, NIC, NET = "GPU", "PCI", "NVS", "CPU", "NIC", "NET"
 LINK_LOC, LINK_NVL, LINK_C2C, LINK_PCI, LINK_SYS, LINK_NET = "LOC", "NVL", "C2C", "PCI", "SYS", "NET"
 # Interconnect bandwidths (src/graph/topo.h), GB/s.
-_INTER_CPU_BW = {"POWER": 32.0, "ARM": 6.0, "AMD": 16.0, "BDW": 6.0, "SKL": 10.0, "SRP": 22.0, "ERP": 40.0,
+_INTER_CPU_BW = {"POWER": 32.0, "ARM": 6.0, "AMD": 16.0, "BDW": 6.0, "SRP": 22.0, "ERP": 40.0,
                  "ZHAOXIN": 6.0, "YONGFENG": 9.0}
 
 
@@ -390,8 +390,10 @@ class NcclSystem:
         arch, vendor, model = cpu.attrs["arch"], cpu.attrs["vendor"], cpu.attrs["model"]
         if arch in ("POWER", "ARM"):
             return _INTER_CPU_BW[arch]
+        if arch == "X86" and vendor == "INTEL" and model == "SKL":
+            return self.version.behaviour("skl_inter_cpu_bw")
         if arch == "X86" and vendor == "INTEL":
-            return _INTER_CPU_BW[model if model in ("ERP", "SRP", "SKL") else "BDW"]
+            return _INTER_CPU_BW[model if model in ("ERP", "SRP") else "BDW"]
         if arch == "X86" and vendor == "AMD":
             return self.version.behaviour("amd_inter_cpu_bw")
         if arch == "X86" and vendor == "ZHAOXIN":
@@ -579,7 +581,10 @@ class NcclSystem:
         return None
 
     def local_net(self, g: int, channel: int) -> int | None:
-        """ncclTopoGetLocalNet: the NET index a GPU uses on ``channel``."""
+        """ncclTopoGetLocalNet: the NET index a GPU uses on ``channel`` (-1: NCCL's "no NET" id
+        before 2.18, None: no local NET after)."""
+        if self.version.behaviour("local_net_rule") == "one_per_rank":
+            return self._local_net_of_rank(g)
         nets = self.local(GPU, g, NET)
         if not nets:
             return None
@@ -587,6 +592,19 @@ class NcclSystem:
         if not gpus:
             return None
         return nets[local_net_index(self.nodes[GPU][g].attrs["dev"], len(nets), len(gpus), channel, self.version)]
+
+    def _local_net_of_rank(self, g: int) -> int:
+        """ncclTopoGetLocalNet before 2.18 (src/graph/search.cc): one NET per rank for every
+        channel, among the NETs with the most bandwidth, then the best type, towards the GPU
+        (NET to GPU paths, which PXN does not change), the GPU's dev modulo their count."""
+        min_type, max_bw, found = self.t("SYS"), 0.0, []
+        for n, net in enumerate(self.nodes[NET]):
+            p = net.paths[GPU][g]
+            if p.bw > max_bw or (p.bw == max_bw and p.type < min_type):
+                max_bw, min_type, found = p.bw, p.type, []
+            if p.bw == max_bw and p.type == min_type:
+                found.append(n)
+        return found[self.nodes[GPU][g].attrs["dev"] % len(found)] if found else -1
 
     def local_gpu(self, n: int) -> int:
         """ncclTopoGetLocalGpu: the first GPU (of the NET's best GPUs) whose channels use it."""
@@ -728,6 +746,12 @@ class NcclSystem:
 
     def _maybe_pxn(self, n: int, g: int) -> None:
         """The PXN condition of ncclTopoComputePaths, as the version states it."""
+        rule = self.version.behaviour("pxn_rule")
+        if rule in ("first_preferring_peer", "last_peer_prefer_local", "best_peer_prefer_local"):
+            relay = self._pxn_relay_before_2_18(n, g, rule)
+            if relay is not None:
+                self._inter_step(GPU, relay, GPU, g, NET, n)
+            return
         peer_index = self.local_gpu(n)
         if peer_index in (g, -1):
             return
@@ -747,6 +771,30 @@ class NcclSystem:
             peer_ok = self.check_gdr(peer_index, n, read=True) != 0
         if peer_ok and peer.paths[GPU][g].type <= t("NVL") and (peer_net.bw > own.bw or own.type > worse):
             self._inter_step(GPU, peer_index, GPU, g, NET, n)
+
+    def _pxn_relay_before_2_18(self, n: int, g: int, rule: str) -> int | None:
+        """Before 2.12.12: for a GPU whose path is worse than PXB, the first GPU whose own NET is
+        ``n`` (ncclTopoGetLocalNet), at PXB from the NET and NVLink-attached. 2.12.12-2.13: any
+        GPU at PXB to the NET and NVLink-attached, the last one found or the first whose own NET
+        is ``n``. 2.14-2.17: the same without the PXB gate on the GPU's own path, but the relay
+        must have more bandwidth to the NET or spare the GPU a CPU hop."""
+        t, gpus = self.t, self.nodes[GPU]
+        own, net = gpus[g].paths[NET][n], self.nodes[NET][n]
+        if rule != "best_peer_prefer_local" and own.type <= t("PXB"):
+            return None
+        if rule == "first_preferring_peer":
+            return next((p for p in range(len(gpus)) if p != g and self.local_net(p, 0) == n
+                         and net.paths[GPU][p].type <= t("PXB") and gpus[p].paths[GPU][g].type <= t("NVL")), None)
+        relay = None
+        for p, peer in enumerate(gpus):
+            peer_net = peer.paths[NET][n]
+            if p == g or peer_net.type > t("PXB") or peer.paths[GPU][g].type > t("NVL") or (
+                    rule == "best_peer_prefer_local" and peer_net.bw <= own.bw and own.type <= t("PXB")):
+                continue
+            relay = p
+            if self.local_net(p, 0) == n:
+                break
+        return relay
 
     # ---- answers --------------------------------------------------------------------------------
     def type_name(self, index: int) -> str:
