@@ -14,12 +14,14 @@ LOC link of LOC_BW, which changes no path type, bandwidth or comparison.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
 
 from topolint.model.facts import TopologyFile
 from topolint.model.nccl_memory import MemoryFault, NodeMemory, flatten_bcm_switches
 from topolint.model.nccl_version import NcclVersion
-from topolint.model.numbers import c_int, float32, strtol
+from topolint.model.numbers import c_int, float32, strtol, strtoull
 from topolint.model.nccl_xml import NcclXmlError, read_nccl_xml
 
 LOC_BW = 5000.0
@@ -803,6 +805,42 @@ class NcclSystem:
 
 def _copy_path(path: PathInfo) -> PathInfo:
     return PathInfo(path.type, path.bw, path.count, path.hops)
+
+
+# Files NCCL's reader and graph builder accepted, by version and the file's text with names, GUIDs
+# and host hashes renamed canonically: the nodes of a cluster differ mostly in those, so one
+# acceptance answers for all of them. What NCCL's load can see of such values is kept: their
+# length (the reader's 255-character limit) and which of them are equal. Host hashes and GUIDs
+# are compared as NCCL reads them (strtoull base 16: topo.cc `ncclGetSystemId` gives CPUs with
+# one hash one system, `ncclTopoAddNet` keys the ASIC by GUID), names as written. Only
+# acceptances are kept: a refusal may stop on one of these values.
+_ACCEPTED: set[bytes] = set()
+# A value of plain characters (no quote, '<', '>', '#' or line end); '#' marks the stand-ins.
+_RENAMEABLE = re.compile(r'(\s(host_hash|name|guid)=")([0-9A-Za-z_.:]*)(?=")')
+
+
+def _renamed_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
+    seen: dict[tuple, int] = {}
+
+    def stand_in(match: re.Match) -> str:
+        attribute, value = match.group(2), match.group(3)
+        identity = (attribute, value) if attribute == "name" else ("hex", strtoull(value, 16)[0])
+        index = seen.setdefault(identity, len(seen))
+        return f"{match.group(1)}#{index}#{len(value)}"
+
+    text = _RENAMEABLE.sub(stand_in, topology.text or "")
+    return hashlib.blake2b(f"{version}\0{topology.bom}\0{text}".encode("utf-8", "surrogatepass"),
+                           digest_size=20).digest()
+
+
+def check_loads(topology: TopologyFile, version: NcclVersion) -> None:
+    """Raises TopologyRejected as ``NcclSystem(topology, version)`` would, building the system
+    only for a file that differs from every accepted one in more than renameable values."""
+    key = _renamed_digest(topology, version)
+    if key in _ACCEPTED:
+        return
+    NcclSystem(topology, version)
+    _ACCEPTED.add(key)
 
 
 def local_net_index(dev: int, net_count: int, gpu_count: int, channel: int, version: NcclVersion) -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from topolint.model.numbers import decimal
+
 NEWEST = "2.30.7"
 
 _ORDER_HEAD = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET", "DIS")
@@ -33,9 +35,10 @@ class NcclVersion:
     @classmethod
     def parse(cls, text: str) -> "NcclVersion":
         match = re.fullmatch(r"\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?:-\d+)?\s*", text or "")
-        if not match:
+        parts = [decimal(part) for part in match.groups("0")] if match else [None]
+        if None in parts:  # no match, or a part of more digits than any version has
             raise VersionError(f"invalid NCCL version {text!r}: expected MAJOR.MINOR[.PATCH], e.g. 2.27.7")
-        return cls(int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+        return cls(*parts)
 
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}.{self.patch}"
