@@ -36,13 +36,12 @@ NAMED = {
     "crash": "NCCL's code crashed on this file (a file without <system>, findLocalCpu recursing "
              "forever before 2.26, ncclTopoSort recursing forever over the stale link slots "
              "ncclTopoFlattenBcmSwitches leaves); topolint reports the file as refused instead",
-    "duplicate_gpu": "two GPUs with one bus id (TOPO005 reports the file as an error). Before 2.30.3 they "
-                     "share one path slot (paths.cc getPath finds the first node with the id), so NCCL's "
-                     "paths between them are what calloc or the last search left there; from 2.30.3 "
-                     "ncclTopoAddGpuSub hangs the second GPU off the first one's DEV node (LOC, with its own "
-                     "id). The port has one node per bus id (GPU and DEV as one) and reproduces neither",
+    "duplicate_gpu": "two GPUs with one bus id (TOPO005 reports the file as an error). Before 2.30.7 both GPU "
+                     "nodes get that id, so paths.cc getPath gives them one path slot and NCCL's paths between "
+                     "them are what calloc or the previous search left there (2.18 to 2.21 differ from the "
+                     "port on one fixture); the port reproduces 2.30.7's own ids (ncclTopoAddGpuSub)",
 }
-KNOWN_GAP_LIMIT = {"duplicate_gpu": 6}  # topologies per tag: a growing gap fails
+KNOWN_GAP_LIMIT = {"duplicate_gpu": 1}  # topologies per tag: a growing gap fails
 
 
 def _signature(version: NcclVersion) -> tuple:
@@ -91,8 +90,8 @@ def corpus_dir():
 
 def test_answers_cover_the_issue_minimum():
     minor = {NcclVersion.parse(t).minor for t in TAGS}
-    assert {18, 19, 21, 23, 26, 27, 28, 29, 30} <= minor
-    assert {"v2.27.3-1", "v2.27.5-1", "v2.27.7-1", "v2.30.3-1", "v2.30.7-1"} <= set(TAGS)
+    assert {12, 18, 19, 21, 23, 26, 27, 28, 29, 30} <= minor
+    assert {"v2.12.10-1", "v2.12.12-1", "v2.27.3-1", "v2.27.5-1", "v2.27.7-1", "v2.30.3-1", "v2.30.7-1"} <= set(TAGS)
     generated = [e for e in ANSWERS["topologies"].values() if e["kind"] == "generated"]
     assert len(generated) >= 990 and len(ANSWERS["topologies"]) >= 1000  # 1000 generated, 2 pairs hash alike
     assert {e["kind"] for e in ANSWERS["topologies"].values()} == {"generated", "fixture", "corpus"}

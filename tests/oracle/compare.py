@@ -64,7 +64,9 @@ def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str]
 
 
 def _dev(system: NcclSystem, n: int | None) -> int:
-    return -3 if n is None else system.nodes[NET][n].attrs["dev"]
+    if n is None or n == -1:  # no local NET: ncclTopoGetLocalNet fails (2.18+) or gives id -1 (before)
+        return -3 if n is None else -1
+    return system.nodes[NET][n].attrs["dev"]
 
 
 def differences(expected: dict, got: dict) -> list[str]:
