@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # measure this checkout's topolint, in-process and in the subprocesses
 GPUS, NICS = 8, 8
 
 
@@ -220,6 +222,7 @@ for node in sorted(os.listdir(root)):
 # As installed by pip, a package's modules are byte-compiled; a sandbox that sets
 # PYTHONDONTWRITEBYTECODE would otherwise charge topolint a compile of every module per run.
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "TOPOLINT_NO_CACHE")}
+ENV["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([ENV["PYTHONPATH"]] if ENV.get("PYTHONPATH") else []))
 
 
 def timed(command: list[str], repeat: int, cwd: Path) -> float:
@@ -229,7 +232,7 @@ def timed(command: list[str], repeat: int, cwd: Path) -> float:
         start = time.perf_counter()
         result = subprocess.run(command, check=False, capture_output=True, text=True, cwd=cwd, env=ENV)
         times.append(time.perf_counter() - start)
-        if result.returncode not in (0, 1):
+        if result.returncode not in (0, 1) or "Traceback" in result.stderr or "No module named" in result.stderr:
             sys.exit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr[-2000:]}")
     return statistics.median(times)
 

@@ -8,13 +8,22 @@ from topolint.model.node import gpu_entity, nic_entity
 
 
 class MatrixContext:
-    """One matrix of a node with what the checks need: lookups, bus ids from the node's XML."""
+    """One matrix of a node with what the checks need: lookups, bus ids from the node's XML.
+    Answers are remembered (the matrix does not change while its node is checked), so the
+    checks that share one context (``matrix_contexts(node, shared=context.shared)``) derive
+    each NUMA node, path and nearest NIC once."""
 
     def __init__(self, node, matrix):
         self.node = node
         self.matrix = matrix
         self.view = MatrixView(matrix)
         self.bus = bus_ids(node, matrix)
+        self._memo: dict[tuple, object] = {}
+
+    def _remembered(self, key: tuple, compute):
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def gpu_entity(self, label: str) -> str:
         """NODE/gpu/BUSID when the node's XML names the bus id, else NODE/gpu/INDEX."""
@@ -44,6 +53,9 @@ class MatrixContext:
     def numa_node(self, label: str) -> str | None:
         """The row's single NUMA node from the NUMA Affinity column; for a NIC without one, the
         node of the GPUs it reaches without crossing a CPU link (PIX, PXB, PHB, NODE), if one."""
+        return self._remembered(("numa", label), lambda: self._numa_node(label))
+
+    def _numa_node(self, label: str) -> str | None:
         row = self.view.rows.get(label)
         value = (row.numa_affinity or "").strip() if row is not None else ""
         if value.isdigit():
@@ -62,6 +74,9 @@ class MatrixContext:
         """NCCL's path type for a matrix cell. NCCL only gives SYS for a path that crosses a
         CPU-to-CPU link (src/graph/paths.cc ncclTopoSetPaths: LINK_SYS): SYS between a GPU and a
         NIC the NUMA column puts on one node is PHB to NCCL."""
+        return self._remembered(("path", gpu, nic), lambda: self._path(gpu, nic))
+
+    def _path(self, gpu: str, nic: str) -> str | None:
         name = path_name(self.view.rel(gpu, nic))
         if name == "SYS" and self.same_numa(gpu, nic):
             return "PHB"
@@ -70,6 +85,10 @@ class MatrixContext:
     def nearest_nics(self, gpu: str, version) -> tuple[str | None, list[str]]:
         """(path name, NICs at it) of a GPU's best NIC paths, or (None, []) when unknown/none.
         A matrix shows no bandwidths: NICs are ranked by path type alone."""
+        name, chosen = self._remembered(("nearest", gpu, version), lambda: self._nearest_nics(gpu, version))
+        return name, list(chosen)
+
+    def _nearest_nics(self, gpu: str, version) -> tuple[str | None, list[str]]:
         best, chosen = None, []
         for nic in self.view.nics:
             name = self.path(gpu, nic)
@@ -86,6 +105,9 @@ class MatrixContext:
 
     def local_gpus(self, nic: str, version) -> list[str]:
         """The GPUs at the NIC's best path type, in GPU order (ncclTopoGetLocal, bandwidths equal)."""
+        return list(self._remembered(("local", nic, version), lambda: self._local_gpus(nic, version)))
+
+    def _local_gpus(self, nic: str, version) -> list[str]:
         ranked = [(version.rank(p), g) for g in self.view.gpus if (p := self.path(g, nic)) is not None]
         if not ranked:
             return []
@@ -105,6 +127,9 @@ class MatrixContext:
     def relay(self, nic: str, version) -> str | None:
         """ncclTopoGetLocalGpu on the matrix: the NIC's one PXN relay, the first of its best GPUs
         whose channels use it (src/graph/topo.cc)."""
+        return self._remembered(("relay", nic, version), lambda: self._relay(nic, version))
+
+    def _relay(self, nic: str, version) -> str | None:
         local = self.local_gpus(nic, version)
         for channel in range(version.max_channels):
             for g in local:
@@ -133,10 +158,17 @@ class MatrixContext:
         return None, None, known
 
 
-def matrix_contexts(node, complete_only: bool = False) -> list[MatrixContext]:
+def matrix_contexts(node, complete_only: bool = False, shared: dict | None = None) -> list[MatrixContext]:
+    """A context per ``topo -m`` matrix of the node; with ``shared`` (a CheckContext's), the
+    same contexts for every check of the node."""
+    if shared is None:
+        contexts = [MatrixContext(node, matrix) for matrix in topo_matrices(node)]
+    else:
+        contexts = shared.get("matrix_contexts")
+        if contexts is None:
+            contexts = shared["matrix_contexts"] = [MatrixContext(node, matrix) for matrix in topo_matrices(node)]
     out = []
-    for matrix in topo_matrices(node):
-        context = MatrixContext(node, matrix)
+    for context in contexts:
         if complete_only and not context.view.complete:
             continue
         out.append(context)

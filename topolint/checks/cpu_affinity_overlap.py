@@ -45,7 +45,7 @@ def _matrix_hits(context) -> Iterator[Hit]:
     those are TL005). NUMA nodes come from the NUMA Affinity column, else from SYS/SOC between
     GPUs that no PCIe relation joins."""
     from topolint.checks._matrix import gpu_text, matrix_contexts
-    for mc in matrix_contexts(context.node, complete_only=True):
+    for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):
         view = mc.view
         rows = [r for r in mc.matrix.rows if r.kind == "gpu" and r.cpu_affinity]
         sets = {r.label: cpulist(r.cpu_affinity) or CpuSet() for r in rows}

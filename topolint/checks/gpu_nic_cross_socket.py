@@ -28,7 +28,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
 
 def _matrix_hits(context) -> Iterator[Hit]:
     version = context.version
-    for mc in matrix_contexts(context.node):
+    for mc in matrix_contexts(context.node, shared=context.shared):
         view = mc.view
         if not view.nics:
             continue  # a node without NICs is not NUMA001

@@ -53,7 +53,7 @@ def _matrix_hits(context) -> Iterator[Hit]:
     source = "configured" if configured else f"the default for NCCL {version}"
     if version.at_most("PHB", level):
         return
-    for mc in matrix_contexts(context.node):
+    for mc in matrix_contexts(context.node, shared=context.shared):
         view = mc.view
         if not view.nics or view.grace:
             continue  # Grace: P2C paths show as SYS/NODE here; NUMA001 asks for a dump instead

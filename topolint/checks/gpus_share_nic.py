@@ -38,7 +38,7 @@ def cards(mc) -> list[list[str]]:
 
 def check(context, params: Parameters) -> Iterator[Hit]:
     version = context.version
-    for mc in matrix_contexts(context.node, complete_only=True):
+    for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):
         view = mc.view
         if not view.nics or not view.gpus:
             continue

@@ -80,7 +80,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                       evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu_label(gpu)} has {count} NVLinks to {target}"
                                 + (" (summed over its nvlink elements)" if found.kind == "switch" else ""),
                                 f"{len(found.members)} GPUs: most have {found.links}"])
-    for mc in matrix_contexts(context.node, complete_only=True):
+    for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):
         found = all_to_all(matrix_pattern(mc.view))
         if found is None:
             continue

@@ -63,7 +63,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 continue
             seen.add(hit.entity)
             yield hit
-    for mc in matrix_contexts(context.node, complete_only=True):
+    for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):
         found = all_to_all(matrix_pattern(mc.view))
         if found is None:
             continue  # cube mesh, bridged pairs, all PCIe: nothing to compare against

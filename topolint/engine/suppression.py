@@ -252,7 +252,9 @@ def directives(source: SourceFile) -> Directives:
 
 
 def _has_noqa(text: str) -> bool:
-    return re.search("noqa", text, re.I) is not None
+    # Not re.search("noqa", text, re.I): a case-blind regex scans a large file ~20x slower, and no
+    # character but the ASCII letters lowers to n, o, q or a.
+    return "noqa" in text.lower()
 
 
 def annotation_spans(path: str, first_line: int, last_line: int, annotations: dict[str, str],

@@ -49,8 +49,19 @@ class Collection:
 
 
 @lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    """os.path.realpath of an absolute, normalised folder, its parent resolved once for all its
+    siblings (realpath would lstat every component again for each of a cluster's node folders)."""
+    parent, name = os.path.split(folder)
+    if not name or parent == folder or folder.count(os.sep) > 64:  # the recursion stays shallow
+        return os.path.realpath(folder)
+    joined = os.path.join(_real_folder(parent), name)
+    return os.path.realpath(joined) if os.path.islink(joined) else joined
+
+
+@lru_cache(maxsize=4096)
 def _shown_folder(folder: str, cwd: str) -> str:
-    real, here = os.path.realpath(folder), os.path.realpath(cwd)
+    real, here = _real_folder(folder), _real_folder(cwd)
     if real == here:
         return ""
     if real.startswith(here.rstrip(os.sep) + os.sep):

@@ -11,6 +11,7 @@ MAX_INPUT_BYTES = 32 * 1024 * 1024  # an 8-GPU dump is ~15 KB; anything this lar
 # Per run: a 2,000-node cluster of full bundles (topolint collect: ~1 MB a node) is 2 GB.
 MAX_TOTAL_INPUT_BYTES = 8 * 1024 * 1024 * 1024
 _CHUNK = 1024 * 1024
+_SMALL_CHUNK = 64 * 1024
 _SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
             (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 
@@ -99,11 +100,29 @@ def open_regular(path: str, real_path: Path | str) -> int:
     return fd
 
 
+def _read_file(fd: int) -> bytes:
+    """A regular file's bytes, at most the limit plus one: one read of the size fstat gives (no
+    buffer of the chunk size per file: a cluster has thousands of small files), then small reads
+    until the end, should the file have grown."""
+    limit, chunks, total = MAX_INPUT_BYTES, [], 0
+    want = os.fstat(fd).st_size + 1
+    while total <= limit:
+        chunk = os.read(fd, min(want, limit + 1 - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        want = _SMALL_CHUNK
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 def read_source(path: str, real_path: Path | str) -> SourceFile:
     try:
         fd = open_regular(path, real_path)
-        with os.fdopen(fd, "rb") as handle:
-            data = read_bounded(handle.read)  # never more than the limit, whatever the size
+        try:
+            data = _read_file(fd)  # never more than the limit, whatever the size
+        finally:
+            os.close(fd)
     except OSError as exc:
         raise InputError(path, 1, f"cannot read: {exc.strerror or exc}") from None
     return SourceFile(path=path, text=decode_input(path, data), real_path=real_path,

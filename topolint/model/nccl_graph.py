@@ -14,11 +14,14 @@ LOC link of LOC_BW, which changes no path type, bandwidth or comparison.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
 
 from topolint.model.facts import TopologyFile
+from topolint.model.nccl_memory import MemoryFault, NodeMemory, flatten_bcm_switches
 from topolint.model.nccl_version import NcclVersion
-from topolint.model.numbers import c_int, float32, strtol
+from topolint.model.numbers import c_int, float32, strtol, strtoull
 from topolint.model.nccl_xml import NcclXmlError, read_nccl_xml
 
 LOC_BW = 5000.0
@@ -172,10 +175,7 @@ class NcclSystem:
         self._add_c2c(elements)
         if self.version.behaviour("pcilinks"):
             self._add_pcilinks(elements)
-        self._flatten_bcm()
-        self._connect_cpus()
-        for cpu in self.nodes[CPU]:
-            self._sort(cpu, None)
+        self._flatten_connect_sort()
 
     def _add_cpu(self, el) -> None:
         a = el.attrs
@@ -353,51 +353,24 @@ class NcclSystem:
             return 5
         return 0
 
-    def _flatten_bcm(self) -> None:
-        """ncclTopoFlattenBcmSwitches: a Broadcom switch's second level is merged into the first."""
-        restart = True
-        while restart:
-            restart = False
-            for switch in self.nodes[PCI]:
-                device = switch.attrs["device"]
-                gen = self._bcm_gen(device, 0)
-                if not gen:
-                    continue
-                if self.version.behaviour("bcm_gen5"):
-                    subs = [ln.rem for ln in switch.links if ln.rem.type == PCI and self._bcm_gen(ln.rem.attrs["device"], 1) == gen]
-                else:
-                    subs = [ln.rem for ln in switch.links if ln.rem.type == PCI and ln.rem.attrs["device"] == device]
-                if len(set(map(id, subs))) != len(subs):
-                    # linked twice (a <pcilink> besides the PCI link): the second lookup fails
-                    raise TopologyRejected("ncclTopoFlattenBcmSwitches: sub-switch linked twice")
-                switch.links = [ln for ln in switch.links if ln.rem not in subs]
-                for sub in subs:
-                    for ln in sub.links:
-                        if ln.rem is switch:
-                            continue
-                        switch.links.append(Link(ln.type, ln.rem, ln.bw))
-                        for back in ln.rem.links:
-                            if back.rem is sub:
-                                back.rem = switch
-                                break
-                    self._remove(sub)
-                switch.attrs["device"] = device | 0xFFFF
-                self.flattened += len(subs)
-                restart = True
-                break
-
-    def _remove(self, node: Node) -> None:
-        self.nodes[node.type].remove(node)
-        for kind in self.nodes.values():
-            for other in kind:
-                other.links = [ln for ln in other.links if ln.rem is not node]
-
-    def _connect_cpus(self) -> None:
-        cpus = self.nodes[CPU]
-        for a in cpus:
-            for b in cpus:
-                if a is not b:
-                    self.connect(a, b, LINK_SYS, self._inter_cpu_bw(a))
+    def _flatten_connect_sort(self) -> None:
+        """ncclTopoFlattenBcmSwitches, ncclTopoConnectCpus, ncclTopoSortSystem, on NCCL's arrays as
+        memory (model/nccl_memory.py): the flattening leaves stale link slots the other two read."""
+        v = self.version
+        memory = NodeMemory(self.nodes, Link, v.behaviour("topo_max_links"), v.behaviour("topo_links_checked"))
+        try:
+            self.flattened = flatten_bcm_switches(memory, self._bcm_gen, v.behaviour("bcm_gen5"),
+                                                  v.behaviour("bcm_flatten_restart"))
+            cpus = memory.count[CPU]
+            for a in range(cpus):
+                for b in range(cpus):
+                    if a != b:
+                        memory.connect((CPU, a), (CPU, b), LINK_SYS, self._inter_cpu_bw(memory.at((CPU, a)).node))
+            for a in range(cpus):
+                memory.sort((CPU, a), None)
+            memory.hand_back()
+        except MemoryFault as fault:
+            raise TopologyRejected(fault.message, crash=fault.crash) from None
 
     def _inter_cpu_bw(self, cpu: Node) -> float:
         arch, vendor, model = cpu.attrs["arch"], cpu.attrs["vendor"], cpu.attrs["model"]
@@ -410,15 +383,6 @@ class NcclSystem:
         if arch == "X86" and vendor == "ZHAOXIN":
             return _INTER_CPU_BW["YONGFENG" if model == "YONGFENG" else "ZHAOXIN"]
         return LOC_BW
-
-    def _sort(self, node: Node, up: Node | None) -> None:
-        """ncclTopoSort: the link up the PCI tree goes last; recurse down."""
-        if up is not None:
-            at = next(i for i, ln in enumerate(node.links) if ln.rem is up)
-            node.links.append(node.links.pop(at))
-        for ln in list(node.links):
-            if ln.type == LINK_PCI and ln.rem is not up:
-                self._sort(ln.rem, node)
 
     # ---- paths (src/graph/paths.cc) -------------------------------------------------------------
     def index(self, node: Node) -> int:
@@ -750,6 +714,42 @@ class NcclSystem:
     # ---- answers --------------------------------------------------------------------------------
     def type_name(self, index: int) -> str:
         return self.order[index]
+
+
+# Files NCCL's reader and graph builder accepted, by version and the file's text with names, GUIDs
+# and host hashes renamed canonically: the nodes of a cluster differ mostly in those, so one
+# acceptance answers for all of them. What NCCL's load can see of such values is kept: their
+# length (the reader's 255-character limit) and which of them are equal. Host hashes and GUIDs
+# are compared as NCCL reads them (strtoull base 16: topo.cc `ncclGetSystemId` gives CPUs with
+# one hash one system, `ncclTopoAddNet` keys the ASIC by GUID), names as written. Only
+# acceptances are kept: a refusal may stop on one of these values.
+_ACCEPTED: set[bytes] = set()
+# A value of plain characters (no quote, '<', '>', '#' or line end); '#' marks the stand-ins.
+_RENAMEABLE = re.compile(r'(\s(host_hash|name|guid)=")([0-9A-Za-z_.:]*)(?=")')
+
+
+def _renamed_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
+    seen: dict[tuple, int] = {}
+
+    def stand_in(match: re.Match) -> str:
+        attribute, value = match.group(2), match.group(3)
+        identity = (attribute, value) if attribute == "name" else ("hex", strtoull(value, 16)[0])
+        index = seen.setdefault(identity, len(seen))
+        return f"{match.group(1)}#{index}#{len(value)}"
+
+    text = _RENAMEABLE.sub(stand_in, topology.text or "")
+    return hashlib.blake2b(f"{version}\0{topology.bom}\0{text}".encode("utf-8", "surrogatepass"),
+                           digest_size=20).digest()
+
+
+def check_loads(topology: TopologyFile, version: NcclVersion) -> None:
+    """Raises TopologyRejected as ``NcclSystem(topology, version)`` would, building the system
+    only for a file that differs from every accepted one in more than renameable values."""
+    key = _renamed_digest(topology, version)
+    if key in _ACCEPTED:
+        return
+    NcclSystem(topology, version)
+    _ACCEPTED.add(key)
 
 
 def local_net_index(dev: int, net_count: int, gpu_count: int, channel: int, version: NcclVersion) -> int:

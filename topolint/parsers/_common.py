@@ -47,6 +47,20 @@ class Cursor:
         return self.line, 0
 
 
+def written_at(line_text: str, index: int, value: str | None) -> str | None:
+    """The text that writes ``value`` at ``index`` (0-based) of a line: the value itself, or the
+    value between a pair of quotes; None when the line has neither there (escapes, interpolation,
+    a value split over lines), so no value edit is offered."""
+    if not value or index < 0:
+        return None
+    if line_text.startswith(value, index):
+        return value
+    quote = line_text[index:index + 1]
+    if quote in ("'", '"') and line_text.startswith(value + quote, index + 1):
+        return quote + value + quote
+    return None
+
+
 _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 

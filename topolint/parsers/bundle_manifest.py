@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from topolint.inputs.source import InputError, SourceFile
@@ -41,15 +42,21 @@ def _file_lines(text: str, names: list[str]) -> list[int]:
     lines = text.split("\n")
     found, cursor = [], 0
     for name in names:
-        needle = re.compile(r'"file"\s*:\s*' + re.escape(json.dumps(name)))
+        needle = _file_key(name)
         line = cursor
-        while line < len(lines) and not needle.search(lines[line]):
+        while line < len(lines) and not ('"file"' in lines[line] and needle.search(lines[line])):
             line += 1
         if line == len(lines):
             line = cursor  # not where collect writes it: keep the previous line
         found.append(line + 1)
         cursor = line
     return found
+
+
+@lru_cache(maxsize=256)
+def _file_key(name: str) -> re.Pattern:
+    """The ``"file": NAME`` key of one command (a cluster's manifests name the same files)."""
+    return re.compile(r'"file"\s*:\s*' + re.escape(json.dumps(name)))
 
 
 def _string(value: Any) -> str | None:
