@@ -13,6 +13,7 @@ Every generated value is synthetic; nothing here comes from the corpus.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -345,20 +346,21 @@ def grown_formats() -> set[str]:
 
 
 def sized(make: Callable[[int], str], target: int, within: float = 0.97) -> str:
-    """An input from ``make`` of at most ``target`` bytes and at least ``within`` of that (or one unit):
-    doubling, then bisection that stops once close enough, so it writes a few target-sized texts."""
-    low, high = 1, 1
-    text = make(1)
-    while len(text) <= target:
-        best, low, high = text, high, high * 2
-        text = make(high)
-    if low == high:
-        return text  # one unit is already over the target
-    while high - low > 1 and len(best) < within * target:
-        middle = (low + high) // 2
-        text = make(middle)
+    """An input from ``make`` of at most ``target`` bytes and at least ``within`` of that (or one
+    unit). Sizes grow as a power of n (the matrix with its square), so n is found by Newton steps
+    on log(size) from two probes: a few texts are written, not a bisection's two dozen."""
+    points = [(n, len(make(n))) for n in (16, 64)]
+    best = make(1)
+    for _ in range(12):
+        (n1, s1), (n2, s2) = points[-2], points[-1]
+        power = max(math.log(s2 / s1) / math.log(n2 / n1), 0.5) if s2 > s1 and n2 != n1 else 1.0
+        n = max(1, int(n2 * (target * (1 + within) / 2 / s2) ** (1 / power)))
+        if n in (n1, n2):
+            n = n2 - 1 if s2 > target else n2 + 1
+        text = make(n)
         if len(text) <= target:
-            best, low = text, middle
-        else:
-            high = middle
+            best = max(best, text, key=len)
+            if len(text) >= within * target:
+                return text
+        points.append((n, len(text)))
     return best
