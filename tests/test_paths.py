@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from topolint.inputs.source import SourceFile
@@ -10,6 +12,7 @@ from topolint.model.system import System, gpu_id
 from topolint.parsers.nccl_topo_xml import parse_topology
 
 CPU = '<cpu numaid="{numa}" affinity="{mask}" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">'
+ROOT = Path(__file__).resolve().parent.parent
 GRACE = '<cpu numaid="{numa}" affinity="{mask}" arch="arm64" vendor="ARM">'
 
 
@@ -186,3 +189,39 @@ def test_gdr_read_and_write_are_decided_apart(version, sm, read_default):
     assert s.gdr_enabled(g, net, read=True) is read_default
     assert s.gdr_enabled(g, net, read=True, gdr_read="1") is True
     assert s.gdr_enabled(g, net, read=True, gdr_read="0") is False
+
+
+def test_raw_paths_are_ncclTopoSetPaths_searched_from_each_base():
+    """src/graph/paths.cc ncclTopoSetPaths searches from the base (here CPU 1) outwards, and a
+    GPU forwards one NVLink hop: GPU 0 reaches CPU 1 as PHB through its NVLink peer GPU 1. A
+    search from the GPU (the model before) cannot leave GPU 1 that way and said SYS."""
+    s = system([gpu("0000:11:00.0", 0, to_gpu("0000:91:00.0"))], [gpu("0000:91:00.0", 1, to_gpu("0000:11:00.0"))])
+    to_cpu1 = s.raw_paths["0000:11:00.0"][("cpu", 1)]
+    assert (to_cpu1.type, to_cpu1.hops) == ("PHB", 2)
+    assert s.paths_from(gpu_id("0000:11:00.0"))[("cpu", 1)].type == "SYS"  # the graph's own search
+
+
+@pytest.mark.parametrize("version", ["2.29.7", "2.30.7"])
+def test_raw_gpu_nic_paths_see_broadcom_switches_flattened(version):
+    """src/graph/topo.cc ncclTopoFlattenBcmSwitches merges a Broadcom switch's sub-switches, so
+    a GPU and a NIC below two of them are PIX to NCCL (rules judge this path before PXN)."""
+    path = "fixtures/rules/TOPO003/bad_gen2_switch.xml"
+    topology = parse_topology(SourceFile(path, (ROOT / path).read_text(encoding="utf-8")))
+    s = System(topology, NcclVersion.parse(version))
+    (net,) = [key for key, (_, fact) in s.nets.items() if fact.name == "mlx5_0"]
+    assert s.raw_paths["0000:0f:00.0"][net].type == "PIX"
+    assert s.paths_from(gpu_id("0000:0f:00.0"))[net].type == "PXB"  # the graph keeps the sub-switches
+
+
+def test_a_numaid_two_hosts_share_reads_ncclTopoSetPaths_shared_slot():
+    """getPath gives nodes of one type and id one slot: the second host's CPU (numaid 0 again) is
+    judged by the path NCCL stores there, and no GPU loses the path to its own CPU."""
+    xml = ('<system version="1"><cpu numaid="0" host_hash="0x1" affinity="ff" arch="x86_64" vendor="GenuineIntel" '
+           'familyid="6" modelid="143">' + gpu("0000:11:00.0", 0) + '</cpu><cpu numaid="0" host_hash="0x2" '
+           'affinity="ff" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">' + gpu("0000:91:00.0", 1)
+           + "</cpu></system>")
+    s = System(parse_topology(SourceFile("t.xml", xml)), NcclVersion.parse("2.30.7"))
+    assert s.nccl() is not None
+    for bus in s.gpus:
+        own = s.gpu_cpu_path(s.gpus[bus])
+        assert own is not None and own.type == "PHB"

@@ -685,6 +685,10 @@ class NcclSystem:
                     self._set_paths(node)
         self._copy_dev_sibling_paths()
         gpus, nets = self.nodes[GPU], self.nodes[NET]
+        # What ncclTopoSetPaths gives each GPU, before P2P, PXN and GDR reroute paths through a
+        # CPU or a relay: the hardware's paths, which topolint's rules judge (System.raw_paths).
+        self.set_paths = [{kind: [(p.type, p.bw, p.count) for p in gpu.paths.get(kind, ())]
+                           for kind in (CPU, GPU, NET)} for gpu in gpus]
         for g in range(len(gpus)):
             for p in range(len(gpus)):
                 if not self.p2p(p, g):

@@ -251,14 +251,56 @@ class System:
         """The path type between any two graph nodes; DIS when none exists."""
         if a[0] == "gpu" and b[0] == "net":
             return self.gpu_net_paths[a[1]].get(b, Path("DIS", 0.0, 0))
+        if a[0] == "gpu" and a[1] in self.gpus:
+            return self.raw_paths[a[1]].get(b, Path("DIS", 0.0, 0))
         return self.paths_from(a).get(b, Path("DIS", 0.0, 0))
 
     @cached_property
     def raw_paths(self) -> dict[str, dict[tuple, Path]]:
+        """Each GPU's paths before P2P, PXN and GDR reroute them: type, bandwidth and hop count
+        as NCCL's ncclTopoSetPaths computes them (model/nccl_graph.py) wherever NCCL loads the
+        file; ``via`` (the nodes passed, which the estimate routes over) from this graph's own
+        search, which also answers alone for files NCCL refuses."""
         cached = _PATHS.get(("raw", self.signature))
         if cached is None:
-            cached = _PATHS[("raw", self.signature)] = {bus: self.paths_from(gpu_id(bus)) for bus in self.gpus}
+            cached = {bus: self.paths_from(gpu_id(bus)) for bus in self.gpus}
+            nccl = self.nccl()
+            if nccl is not None:
+                self._take_nccl_set_paths(nccl, cached)
+            _PATHS[("raw", self.signature)] = cached
         return cached
+
+    def _take_nccl_set_paths(self, nccl, paths: dict[str, dict[tuple, Path]]) -> None:
+        from topolint.model.nccl_graph import CPU as NCCL_CPU
+        from topolint.model.nccl_graph import GPU as NCCL_GPU
+        from topolint.model.nccl_graph import NET as NCCL_NET
+
+        cpu_by_line = {cpu.loc.line: ("cpu", cpu.index) for cpu in self.topology.cpus if cpu.loc is not None}
+        targets = {
+            NCCL_GPU: [gpu_id(bus) if bus in self.gpus else None for bus in nccl.gpu_bus],
+            NCCL_NET: list(nccl.net_keys),
+            NCCL_CPU: [cpu_by_line.get(node.attrs["element"].loc.line) for node in nccl.nodes[NCCL_CPU]],
+        }
+        # getPath: nodes of one type with one id (a numaid two hosts share, a duplicated bus id)
+        # share the first one's slot, so each is judged by the path NCCL stores there.
+        slots = {kind: [next(j for j, other in enumerate(nccl.nodes[kind]) if other.id == node.id)
+                        for node in nccl.nodes[kind]] for kind in targets}
+        for g, bus in enumerate(nccl.gpu_bus):
+            mine = paths.get(bus)
+            if mine is None:
+                continue
+            for kind, keys in targets.items():
+                table = nccl.set_paths[g][kind]
+                for key, slot in zip(keys, slots[kind]):
+                    if key is None or key == gpu_id(bus) or slot >= len(table):
+                        continue
+                    type_index, bw, count = table[slot]
+                    name = nccl.type_name(type_index)
+                    if name == "DIS" or count == 0:  # count 0: a slot no search reached (calloc's LOC)
+                        mine.pop(key, None)
+                        continue
+                    known = mine.get(key)
+                    mine[key] = Path(name, bw, count, known.via if known is not None else ())
 
     def gpu_cpu_path(self, gpu: Gpu) -> Path | None:
         return self.raw_paths[gpu.bus_id].get(("cpu", gpu.cpu_index))
