@@ -18,7 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import growers  # noqa: E402  (the inputs tests/test_linear_cost.py grows)
 
 from topolint.inputs.source import SourceFile  # noqa: E402
 from topolint.parsers.dockerfile import parse_dockerfile  # noqa: E402
@@ -27,24 +30,18 @@ from topolint.parsers.shell import parse_shell  # noqa: E402
 
 
 def shell_script(lines: int) -> str:
-    return "".join(f"export NCCL_DEBUG=INFO\nif [ -n \"$X\" ]; then\n  NCCL_IB_HCA=mlx5_{i} srun train.py\nfi\n"
-                   for i in range(lines // 4))
-
-
-def quoted_value(lines: int) -> str:
-    return 'export NCCL_DEBUG="' + "aaaaaaaaa\n" * lines + '"\n'
+    return "".join(growers.shell_block(i) for i in range(lines // 4))
 
 
 def env_file(lines: int) -> str:
-    return "".join(f'NCCL_DEBUG="WARN" # comment {i}\n' for i in range(lines))
-
-
-def dockerfile(lines: int) -> str:
-    return "FROM base\nENV " + "".join(f"NCCL_P{i}=1 \\\n" for i in range(lines)) + "    NCCL_DEBUG=WARN\n"
+    return "".join(growers.env_line(i) for i in range(lines))
 
 
 def heredocs(lines: int) -> str:
-    return "".join(f"cat > notes{i}.txt <<'EOF'\nline $x\nEOF\n: \"${{NCCL_DEBUG:=WARN}}\"\n" for i in range(lines // 4))
+    return "".join(growers.heredoc_block(i) for i in range(lines // 4))
+
+
+quoted_value, dockerfile = growers.quoted_value, growers.dockerfile_env
 
 
 CASES = [("shell script", parse_shell, shell_script), ("shell quoted value", parse_shell, quoted_value),

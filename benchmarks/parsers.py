@@ -4,10 +4,11 @@ ratios to an input a quarter and a sixteenth of that size (linear cost: ratios n
     python benchmarks/parsers.py                 # inputs of 4 MiB
     python benchmarks/parsers.py --mib 32        # at the size limit (inputs.source.MAX_INPUT_BYTES)
 
-Inputs grow as tests/test_linear_cost.py grows them (the shapes that were super-linear in issue
-7: affinity mask words, YAML list items, launcher settings, sibling XML elements) and, for every
-other registered format with a fixture or corpus sample, by repeating the sample. Each run is a
-fresh subprocess, so one parser's memory does not count against the next. Prints raw times.
+Inputs come from tests/growers.py, the growers tests/test_linear_cost.py uses: for every parser
+in the registry, one valid input of n distinct units (and the shapes that were super-linear in
+issue 7: affinity mask words, YAML list items, launcher settings, sibling XML elements). Each run
+is a fresh subprocess, so one parser's memory does not count against the next. Prints raw CPU
+times, the tracemalloc peak, the peak RSS of the child, and memory per input byte.
 """
 
 from __future__ import annotations
@@ -22,57 +23,46 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 _CHILD = r"""
-import json, sys, time, tracemalloc
+import json, resource, sys, time, tracemalloc
 sys.path[:0] = [{root!r}, {tests!r}]
-from test_linear_cost import GROWN, _repeated
+from growers import GROWERS, sized
 from topolint.inputs.source import InputError, SourceFile
 from topolint.parsers.registry import parse
-fmt, index, target = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-make = _repeated(fmt) if index < 0 else GROWN[index][1]
-n = 1
-while len(make(n)) < target:
-    n *= 2
-low, high = n // 2, n
-while high - low > 1 and len(make(high)) > target:
-    mid = (low + high) // 2
-    low, high = (mid, high) if len(make(mid)) <= target else (low, mid)
-text = make(max(low, 1))
+grower, target, traced = GROWERS[int(sys.argv[1])], int(sys.argv[2]), sys.argv[3] == "1"
+text = sized(grower.make, target)
 try:
-    parse(fmt, SourceFile(path="warm", text=make(1)))  # imports and lazy tables are not the parser's cost
+    parse(grower.fmt, SourceFile(path="warm", text=grower.make(1)))  # imports and lazy tables are not the parser's cost
 except InputError:
     pass
 def once():
     try:
-        parse(fmt, SourceFile(path="input", text=text))
+        parse(grower.fmt, SourceFile(path="input", text=text))
         return "parsed"
     except InputError as exc:
         return "TL001: " + exc.message[:60]
+rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 start = time.process_time()  # CPU time: the machine may be shared
 outcome = once()
 seconds = time.process_time() - start
-tracemalloc.start()  # a second run for memory: tracemalloc slows allocation-heavy code many times
-once()
-peak = tracemalloc.get_traced_memory()[1]
-print(json.dumps({{"bytes": len(text), "seconds": seconds, "peak": peak, "outcome": outcome}}))
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+peak = float("nan")
+if traced:  # a second run for memory: tracemalloc slows allocation-heavy code many times
+    tracemalloc.start()
+    once()
+    peak = tracemalloc.get_traced_memory()[1]
+print(json.dumps({{"bytes": len(text), "seconds": seconds, "peak": peak, "rss_growth": max(0, rss - rss_before),
+                  "outcome": outcome}}))
 """
 
 
-def measure(fmt: str, index: int, size: int) -> dict:
+def measure(index: int, size: int, traced: bool = True) -> dict:
     code = _CHILD.format(root=str(ROOT), tests=str(ROOT / "tests"))
-    out = subprocess.run([sys.executable, "-c", code, fmt, str(index), str(size)], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", code, str(index), str(size), "1" if traced else "0"],
+                         capture_output=True, text=True,
                          timeout=1800, check=False)
     if out.returncode:
-        return {"bytes": 0, "seconds": 0.0, "peak": 0, "outcome": "crashed: " + out.stderr.strip()[-80:]}
+        return {"bytes": 0, "seconds": 0.0, "peak": 0, "rss_growth": 0, "outcome": "crashed: " + out.stderr.strip()[-80:]}
     return json.loads(out.stdout)
-
-
-def cases() -> list[tuple[str, str, int]]:
-    from fuzzing import samples
-    from test_linear_cost import GROWN, OWN
-
-    rows = [(fmt, make.__name__.strip("_"), index) for index, (fmt, make, _) in enumerate(GROWN)]
-    rows += [(fmt, "repeated sample", -1) for fmt in sorted(set(samples()) - OWN)]
-    return rows
 
 
 def ratio(a: float, b: float) -> float:
@@ -80,20 +70,29 @@ def ratio(a: float, b: float) -> float:
 
 
 def main() -> None:
+    from growers import GROWERS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=float, default=4.0, help="size of the largest input (default 4)")
-    parser.add_argument("--only", default=None, help="only this format")
+    parser.add_argument("--only", default="", help="only these formats (comma-separated)")
+    parser.add_argument("--skip", default="", help="not these formats (comma-separated)")
+    parser.add_argument("--no-ratios", action="store_true", help="measure the largest input only")
+    parser.add_argument("--rss-only", action="store_true", help="no tracemalloc run (RSS growth only; faster)")
     args = parser.parse_args()
     size = int(args.mib * 1024 * 1024)
-    print(f"{'format':<20} {'input':<16} {'bytes':>10} {'seconds':>8} {'peak MB':>8} {'t x4':>6} {'t x16':>6} "
-          f"{'mem x16':>7}  outcome")
-    for fmt, shape, index in cases():
-        if args.only and fmt != args.only:
+    print(f"{'format':<18} {'input':<20} {'bytes':>10} {'seconds':>8} {'peak MB':>8} {'RSS+ MB':>8} {'peak/B':>6} "
+          f"{'t x4':>5} {'t x16':>5} {'m x16':>5}  outcome")
+    for index, grower in enumerate(GROWERS):
+        names = {grower.fmt, grower.name}
+        if (args.only and not names & set(args.only.split(","))) or names & set(args.skip.split(",")):
             continue
-        big, quarter, small = (measure(fmt, index, size // d) for d in (1, 4, 16))
-        print(f"{fmt:<20} {shape:<16} {big['bytes']:>10} {big['seconds']:>8.3f} {big['peak'] / 2**20:>8.1f} "
-              f"{ratio(big['seconds'], quarter['seconds']):>6.1f} {ratio(big['seconds'], small['seconds']):>6.1f} "
-              f"{ratio(big['peak'], small['peak']):>7.1f}  {big['outcome']}", flush=True)
+        big = measure(index, size, not args.rss_only)
+        quarter, small = ({"seconds": float("nan"), "peak": float("nan")},) * 2 if args.no_ratios else (
+            measure(index, size // d, not args.rss_only) for d in (4, 16))
+        print(f"{grower.fmt:<18} {grower.name:<20} {big['bytes']:>10} {big['seconds']:>8.3f} {big['peak'] / 2**20:>8.1f} "
+              f"{big['rss_growth'] / 2**20:>8.1f} {ratio(big['rss_growth'] if args.rss_only else big['peak'], big['bytes']):>6.1f} "
+              f"{ratio(big['seconds'], quarter['seconds']):>5.1f} {ratio(big['seconds'], small['seconds']):>5.1f} "
+              f"{ratio(big['peak'], small['peak']):>5.1f}  {big['outcome']}", flush=True)
 
 
 if __name__ == "__main__":

@@ -82,7 +82,9 @@ PYTORCH_RENAMED = {  # c10d reads the TORCH_NCCL_* name first, then the old NCCL
 }
 OTHER_PREFIXES = [
     {"prefix": "NCCL_TESTS_", "reader": "nccl-tests"},
-    {"prefix": "NCCL_GPUDIRECTTCPX_", "reader": "GCP GPUDirect-TCPX network plugin"},
+    # GPUDirect-TCPX's names are listed one by one in plugin_env.tsv (google/nccl-plugin-gpudirecttcpx,
+    # TCPX_PARAM adds NCCL_, TCPX_GET_ENV NCCL_GPUDIRECTTCPX_), so ENV001 catches their typos. The
+    # TCPXO (FasTrak) plugin's source is not public: its names are known by their prefix only.
     {"prefix": "NCCL_FASTRAK_", "reader": "GCP GPUDirect-TCPXO (FasTrak) network plugin"},
     {"prefix": "OFI_NCCL_", "reader": "aws-ofi-nccl network plugin"},
 ]

@@ -28,8 +28,10 @@ def test_dockerfile_directive_goes_above_the_instruction(tmp_path):
         "ENV NCCL_IB_GDR_LEVEL=PHB \\",
         "    NCCL_SOCKET_IFNAM=eth0",
         "# topolint: ignore[ENV003]",
-        "ENV NCCL_P2P_LEVEL=node"]
-    assert "added 2 suppression directives in 1 files" in result.stderr
+        "ENV NCCL_P2P_LEVEL=node",
+        "# topolint: ignore[ENV003]",
+        'ENV NCCL_SOCKET_FAMILY "af_inet6"']
+    assert "added 3 suppression directives in 1 files" in result.stderr
     assert _active(tmp_path, "Dockerfile") == []
 
 

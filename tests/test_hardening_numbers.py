@@ -128,3 +128,52 @@ def test_kubernetes_replica_counts(tmp_path):
                       "    env:\n    - {name: NCCL_IB_HCA, value: mlx5_0}\n")
     code, _ = json_run(manifest)
     assert code in (0, 1, 2)
+
+
+# --- values the checks read (issue 7 follow-up: no bare int()/float() on input text) -----------
+
+def test_pci_id_reads_hostile_vendor_ids_without_raising():
+    from types import SimpleNamespace
+
+    from topolint.checks._topology import pci_id
+
+    assert pci_id(SimpleNamespace(vendor="0x10DE", device="2330")) == "0x10de:0x2330"
+    read = {value: pci_id(SimpleNamespace(vendor=value, device="0x2330")) for value in HOSTILE_NUMBERS + ["1_0de", None]}
+    assert read["010"] == "0x0010:0x2330" and read["1e999"] == "0x1e999:0x2330"  # both are hex digits
+    assert [v for v, got in read.items() if got is None] == [
+        "9" * 5000, "-" + "9" * 5000, "inf", "-inf", "nan", "²", "٣", "0x", "", "1.5", "0x" + "f" * 5000, "1_0de", None]
+
+
+def test_link_width_is_read_as_ncclTopoAddPci_reads_it():
+    """src/graph/topo.cc ncclTopoAddPci: xmlGetAttrInt (strtol(str, NULL, 0) into an int), then
+    ``if (width == 0) width = 16``. int() read ``010`` as 10 and refused ``16x`` and ``1.5``."""
+    from topolint.model.pcie import nccl_width, read_width
+
+    assert [nccl_width(v) for v in ("16", "010", "0x10", "16x", "1.5", "x16", None)] == [16, 8, 16, 16, 1, None, None]
+    assert [read_width(v) for v in ("8", "0", "x16", "-4", "9" * 5000)] == [8, 16, 16, 16, 16]
+
+
+def test_integer_parameters_are_read_as_ncclLoadParam_reads_them():
+    """src/misc/param.cc ncclLoadParam: strtoll(str, nullptr, 0), errno checked, the tail not."""
+    from topolint.model.nccl_env import param_int, param_read
+
+    assert [param_read(v) for v in ("1", "1 ", "1abc", "abc", "010", "0x10", "", None, "9" * 5000)] == \
+        [1, 1, 1, 0, 8, 16, None, None, None]
+    assert [param_int(v) for v in ("1", "1 ", "010", "1_0")] == [1, None, 8, None]
+
+
+def test_nccl_ib_disable_010_disables_ib_as_ncclLoadParam_reads_it(tmp_path):
+    """NCCL reads NCCL_IB_DISABLE=010 as 8 (strtoll base 0): IB is off. int("010", 0) raised, and
+    ENV007 missed the contradiction with NCCL_NET=IB."""
+    script = _write(tmp_path, "train.sh", "export NCCL_IB_DISABLE=010\nexport NCCL_NET=IB\ntorchrun train.py\n")
+    code, report = json_run(script, "--select", "ENV007")
+    assert code == 1, report
+    assert {f["code"] for f in report["findings"]} == {"ENV007"}
+
+
+def test_a_version_of_thousands_of_digits_is_a_version_error():
+    from topolint.model.nccl_version import NcclVersion, VersionError
+
+    assert NcclVersion.parse("2.27.3") == NcclVersion(2, 27, 3)
+    with pytest.raises(VersionError):
+        NcclVersion.parse("2." + "9" * 5000)

@@ -3,9 +3,9 @@ with a profiler hook, so the count is deterministic) and peak memory (tracemallo
 16x the input size grow no faster than the size, with some slack. Time ratios live in
 benchmarks/parsers.py, not here.
 
-Inputs grow in the way that made the landed version super-linear (affinity mask words, YAML
-list items, launcher settings, sibling XML elements); every other registered format grows by
-repeating its sample, so a parser added later is measured as soon as a sample exists.
+The inputs come from tests/growers.py (shared with the benchmark): for every registered parser,
+ONE valid input of n distinct units, so no size is skipped for being refused and the parser does
+its full work at every scale. A parser registered without a grower fails the meta-test below.
 """
 
 from __future__ import annotations
@@ -14,132 +14,14 @@ import sys
 import tracemalloc
 
 import pytest
-from fuzzing import samples
+from growers import GROWERS, grown_formats
 
 from topolint.inputs.source import InputError, SourceFile
-from topolint.parsers.registry import parse
+from topolint.model.facts import Fact
+from topolint.parsers.registry import PARSERS, parse
 
 SCALES = (1, 4, 16)
 SLACK = 1.6  # allowed growth beyond linear between 1x and 16x (allocator and list growth)
-
-
-def _topology(n: int) -> str:
-    cpus = "".join(
-        f'  <cpu numaid="{i}" affinity="{",".join(["ffffffff"] * 8)}" arch="x86_64">\n'
-        f'    <pci busid="{i % 256:04x}:{i // 256 % 256:02x}:00.0" class="0x030200" '
-        f'link_speed="32.0 GT/s PCIe" link_width="16">\n'
-        f'      <gpu dev="{i}" sm="90" rank="{i}" gdr="1"/>\n    </pci>\n  </cpu>\n'
-        for i in range(n))
-    return f'<system version="1">\n{cpus}</system>\n'
-
-
-def _mask(n: int) -> str:
-    words = ",".join(["0000ffff"] * n)
-    return f'<system version="1">\n  <cpu numaid="0" affinity="{words}" arch="x86_64"/>\n</system>\n'
-
-
-def _siblings(n: int) -> str:
-    return '<system version="1">\n' + '  <cpu numaid="0" arch="x86_64"/>\n' * n + "</system>\n"
-
-
-def _pod(n: int) -> str:
-    head = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n"
-            "    image: x\n    env:\n")
-    return head + "".join(f"    - name: NCCL_X{i}\n      value: v{i}\n" for i in range(n))
-
-
-def _launcher(n: int) -> str:
-    return "import os\n" + "".join(f'os.environ["NCCL_X{i}"] = "v{i}"\n' for i in range(n))
-
-
-def _matrix(n: int) -> str:
-    labels = [f"GPU{i}" for i in range(n)]
-    head = "\t" + "\t".join(labels) + "\tCPU Affinity\tNUMA Affinity\n"
-    rows = "".join(label + "\t" + "\t".join("X" if i == j else "NV12" for j in range(n)) + "\t0-47\t0\n"
-                   for i, label in enumerate(labels))
-    return head + rows
-
-
-def _graph(n: int) -> str:
-    channels = "".join(f'    <channel>\n      <net dev="{i % 8}"/>\n      <gpu dev="{i % 8}"/>\n'
-                       f'      <gpu dev="{(i + 1) % 8}"/>\n      <net dev="{i % 8}"/>\n    </channel>\n'
-                       for i in range(n))
-    return (f'<graphs version="1">\n  <graph id="0" pattern="4" crossnic="0" nchannels="{n}" speedintra="20" '
-            f'speedinter="20" latencyinter="0" typeintra="NVL" typeinter="PIX" samechannels="0">\n{channels}'
-            "  </graph>\n</graphs>\n")
-
-
-def _nvlink(n: int) -> str:
-    return "".join(f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-{i:08x}-0000-0000-0000-000000000000)\n"
-                   + "".join(f"\t Link {link}: 26.562 GB/s\n" for link in range(18)) for i in range(n))
-
-
-def _lspci(n: int) -> str:
-    """lspci -vvv: n bridges, each with a GPU below it (parents come from the bus ranges)."""
-    return "".join(
-        f"0000:{i % 200:02x}:{i // 200 % 32:02x}.0 PCI bridge [0604]: Broadcom / LSI PEX890xx [1000:c030]\n"
-        f"\tBus: primary=00, secondary={(i % 200) + 1:02x}, subordinate={(i % 200) + 1:02x}, sec-latency=0\n"
-        "\tCapabilities: [68] Express (v2) Downstream Port (Slot+), MSI 00\n"
-        "\t\tLnkCap:\tPort #1, Speed 32GT/s, Width x16, ASPM L1\n\t\tLnkSta:\tSpeed 32GT/s (ok), Width x8 (downgraded)\n"
-        "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n"
-        f"0000:{(i % 200) + 1:02x}:00.0 3D controller [0302]: NVIDIA Corporation GH100 [10de:2330] (rev a1)\n"
-        "\tNUMA node: 0\n\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16\n\t\tLnkSta:\tSpeed 2.5GT/s (downgraded)\n"
-        for i in range(n))
-
-
-def _lspci_excerpt(n: int) -> str:
-    return "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n" * n
-
-
-def _lspci_tree(n: int) -> str:
-    return "-[0000:00]-+-00.0  Host bridge\n" + "".join(
-        f"           +-{i % 32:02x}.{i % 8}-[{i % 256:02x}]--+-00.0  NVIDIA Corporation Device 2330\n"
-        "           |            \\-00.1  NVIDIA Corporation Device 22a3\n" for i in range(n))
-
-
-def _dmesg(n: int) -> str:
-    return "".join(f"[{i // 1000:5d}.{i % 1000:06d}] pci 0000:{i % 256:02x}:00.0: [10de:2330] type 00 class 0x030200\n"
-                   f"[{i // 1000:5d}.{i % 1000:06d}] DMAR: dmar0: Using Queued invalidation\n" for i in range(n))
-
-
-def _numactl(n: int) -> str:
-    return f"available: {n} nodes (0-{n - 1})\n" + "".join(
-        f"node {k} cpus: {' '.join(map(str, range(8 * k, 8 * k + 8)))}\nnode {k} size: 64000 MB\n" for k in range(n))
-
-
-def _hwloc(n: int) -> str:
-    devices = "".join(
-        f'      <object type="PCIDev" pci_busid="0000:{i % 256:02x}:{i // 256 % 32:02x}.0" pci_type="0207 [15b3:1021] '
-        f'[15b3:0041] 00"><object type="OSDev" name="mlx5_{i}" osdev_type="48"/></object>\n' for i in range(n))
-    return ('<?xml version="1.0"?>\n<!DOCTYPE topology SYSTEM "hwloc2.dtd">\n<topology version="3.0">\n'
-            '  <object type="Package" os_index="0" cpuset="0x000000ff" nodeset="0x00000001">\n'
-            '    <object type="NUMANode" os_index="0" cpuset="0x000000ff" nodeset="0x00000001"/>\n'
-            f'    <object type="Bridge" bridge_type="0-1" depth="0">\n{devices}    </object>\n  </object>\n</topology>\n')
-
-
-# (format, generator, base count): the generator's input at 1x has about this many units.
-GROWN = [
-    ("nccl-topo-xml", _topology, 40),
-    ("nccl-topo-xml", _mask, 500),
-    ("nccl-topo-xml", _siblings, 400),
-    ("config-yaml", _pod, 150),
-    ("python", _launcher, 150),
-    ("nvidia-smi-topo", _matrix, 8),  # cells grow with the square of n, and so does the text
-    ("nccl-graph-xml", _graph, 100),
-    ("nvidia-smi-nvlink", _nvlink, 8),
-    ("lspci", _lspci, 50),  # host-fact parsers (issue 9): grown in devices, lines, tree rows, nodes, objects
-    ("lspci", _lspci_excerpt, 200),
-    ("lspci", _lspci_tree, 60),
-    ("dmesg", _dmesg, 300),
-    ("numactl", _numactl, 60),
-    ("hwloc", _hwloc, 100),
-]
-
-
-def _repeated(fmt: str):
-    sample = samples()[fmt][0].read_text(encoding="utf-8")
-    copies = max(1, 4096 // max(len(sample), 1))
-    return lambda n: sample * (copies * n)
 
 
 def _cost(fmt: str, text: str) -> tuple[int, int]:
@@ -163,30 +45,52 @@ def _cost(fmt: str, text: str) -> tuple[int, int]:
     return calls, peak
 
 
-def _assert_linear(fmt: str, make, base: int) -> None:
+def _facts(result) -> int:
+    """How many facts a parser returned (walked without recursion)."""
+    seen, stack, count = set(), [result], 0
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+        elif isinstance(item, Fact):
+            count += 1
+            stack.extend(vars(item).values())
+    return count
+
+
+def _parsed(fmt: str, text: str):
     try:
-        _cost(fmt, make(base))  # warm: imports and lazy tables are not the parser's cost
-        costs = {scale: _cost(fmt, make(base * scale)) for scale in SCALES}
+        return parse(fmt, SourceFile(path="input", text=text))
     except InputError as exc:
-        pytest.skip(f"{fmt}: the grown sample is refused ({exc.message}); measure it in benchmarks/parsers.py")
-    sizes = {scale: len(make(base * scale)) for scale in SCALES}
+        pytest.fail(f"{fmt}: the grown input is refused ({exc.message}, line {exc.line}): fix the grower")
+
+
+@pytest.mark.parametrize("grower", GROWERS, ids=[f"{g.fmt}-{g.name}" for g in GROWERS])
+def test_grown_inputs_cost_linear_work_and_memory(grower):
+    texts = {scale: grower.make(grower.base * scale) for scale in SCALES}
+    # Warm on one unit: imports and lazy tables are not the parser's cost, but the 1x input must
+    # not be warmed itself (re's compile cache would then hide a per-name regex compile at 1x).
+    _parsed(grower.fmt, grower.make(1))
+    costs = {scale: _cost(grower.fmt, text) for scale, text in texts.items()}
     for scale in SCALES[1:]:
-        growth = sizes[scale] / sizes[1]
+        growth = len(texts[scale]) / len(texts[1])
         calls, peak = costs[scale]
-        assert calls <= costs[1][0] * growth * SLACK, (fmt, scale, costs)
-        assert peak <= costs[1][1] * growth * SLACK + 256 * 1024, (fmt, scale, costs)
+        assert calls <= costs[1][0] * growth * SLACK, (grower.fmt, scale, costs)
+        assert peak <= costs[1][1] * growth * SLACK + 256 * 1024, (grower.fmt, scale, costs)
 
 
-@pytest.mark.parametrize(("fmt", "make", "base"), GROWN, ids=[f"{f}-{g.__name__}" for f, g, _ in GROWN])
-def test_grown_inputs_cost_linear_work_and_memory(fmt, make, base):
-    _assert_linear(fmt, make, base)
+@pytest.mark.parametrize("grower", [g for g in GROWERS if g.distinct], ids=lambda g: f"{g.fmt}-{g.name}")
+def test_grown_inputs_are_one_valid_input_of_distinct_units(grower):
+    """A grower the parser accepts but ignores would measure nothing: the facts grow with n."""
+    small, large = (_facts(_parsed(grower.fmt, grower.make(grower.base * scale))) for scale in (1, 16))
+    assert large >= small * 8, (grower.fmt, grower.name, small, large)
 
 
-OWN = {fmt for fmt, _, _ in GROWN}
-# Parsers issue 12 rewrites (daily2's): their linearity is measured there.
-ELSEWHERE = {"shell", "envfile", "nccl-conf", "deepspeed-env", "dockerfile"}
-
-
-@pytest.mark.parametrize("fmt", sorted(set(samples()) - OWN - ELSEWHERE))
-def test_repeated_samples_cost_linear_work_and_memory(fmt):
-    _assert_linear(fmt, _repeated(fmt), 1)
+def test_every_registered_parser_has_a_grower():
+    assert set(PARSERS) - grown_formats() == set(), "add a grower to tests/growers.py"
+    assert grown_formats() <= set(PARSERS)

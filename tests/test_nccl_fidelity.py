@@ -190,6 +190,20 @@ def test_env001_knows_plugin_variables(tmp_path):
     assert "NCCL_INSPECTOR_ENABLE" in found[0]["message"].split("NCCL_INSPECTOR_ENABEL", 1)[1]
 
 
+def test_env001_knows_gpudirect_tcpx_names_and_catches_their_typos(tmp_path):
+    """Google's GPUDirect-TCPX plugin (google/nccl-plugin-gpudirecttcpx, topolint/data/plugin_env.tsv)
+    reads NCCL_GPUDIRECTTCPX_* (TCPX_GET_ENV) and NCCL_* (TCPX_PARAM) names: known one by one, so
+    a misspelt one is ENV001 with the plugin's name as the suggestion (it was hidden by a prefix)."""
+    env = tmp_path / "job.env"
+    env.write_text("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME=eth1,eth2\nNCCL_GPUDIRECTTCPX_TX_BINDINGS=eth1:8-21\n"
+                   "NCCL_TCPX_RXMEM_IMPORT_USE_GPU_PCI_CLIENT=1\nNCCL_FASTRAK_IFNAME=eth1\n"
+                   "NCCL_GPUDIRECTTCPX_SOCKET_IFNAM=eth1\n")
+    result = run_cli("check", str(env), "--format", "json", "--isolated", "--no-cache", "--select", "ENV001")
+    found = json.loads(result.stdout)["findings"]
+    assert [f["line"] for f in found] == [5]
+    assert "NCCL_GPUDIRECTTCPX_SOCKET_IFNAME" in found[0]["message"].split("NCCL_GPUDIRECTTCPX_SOCKET_IFNAM=", 1)[-1]
+
+
 # 3. The PXN relay for a NIC is its local GPU (src/graph/topo.cc ncclTopoGetLocalGpu) and must be a
 #    direct NVLink peer (src/graph/paths.cc ncclTopoComputePaths: paths[GPU][g].type <= PATH_NVL).
 def _matrix_findings(path, codes):

@@ -172,3 +172,17 @@ def test_graph_is_available_as_networkx_for_node_and_cluster():
     cluster = cluster_graph(nodes, s.version)
     assert cluster.number_of_nodes() == 2 * graph.number_of_nodes()
     assert cluster.nodes[("b", "gpu", "0000:11:00.0")]["host"] == "b"
+
+
+@pytest.mark.parametrize("version, sm, read_default", [("2.18.6", 90, False), ("2.30.7", 90, True), ("2.30.7", 70, False)])
+def test_gdr_read_and_write_are_decided_apart(version, sm, read_default):
+    """ncclTopoCheckGdr (src/graph/paths.cc) with read=1: NCCL_NET_GDR_READ unset keeps reads off
+    for a GPU without an NVLink peer that is not alone (before sm80 from 2.19, on every GPU
+    before that); NCCL_NET_GDR_READ=1 turns them on, =0 off. Writes ignore all of it."""
+    gpus = [gpu(f"0000:1{i}:00.0", i).replace('sm="90"', f'sm="{sm}"') for i in (1, 2)]
+    s = system([bridge("0000:10:00.0", *gpus, nic("0000:13:00.0", "mlx5_0"))], version=version)
+    g, net = s.gpus["0000:11:00.0"], next(iter(s.nets))
+    assert s.gdr_enabled(g, net) is True
+    assert s.gdr_enabled(g, net, read=True) is read_default
+    assert s.gdr_enabled(g, net, read=True, gdr_read="1") is True
+    assert s.gdr_enabled(g, net, read=True, gdr_read="0") is False

@@ -69,6 +69,23 @@ def test_a_node_differing_only_in_names_shares_the_acceptance(monkeypatch):
     assert len(built) == 1
 
 
+def test_which_host_hashes_and_guids_are_equal_is_never_shared(monkeypatch):
+    """topo.cc ``ncclGetSystemId``: CPUs with one host hash (strtoull base 16) are one system, so
+    a file whose two CPUs share a hash is not the file whose CPUs differ, whatever the digits."""
+    cpu = ('<cpu host_hash="{}" numaid="{}" arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143"/>')
+
+    def two_cpus(first: str, second: str):
+        return _topology(f'<system version="1">{cpu.format(first, 0)}{cpu.format(second, 1)}</system>\n')
+
+    version = VERSIONS[-1]
+    key = nccl_graph._renamed_digest
+    assert key(two_cpus("0x11", "0x11"), version) == key(two_cpus("0x22", "0x22"), version)
+    assert key(two_cpus("0x11", "0x22"), version) == key(two_cpus("0x33", "0x44"), version)
+    assert key(two_cpus("0x11", "0x11"), version) != key(two_cpus("0x11", "0x22"), version)
+    assert key(two_cpus("0x11", "11"), version) == key(two_cpus("0x22", "22"), version)  # one value as NCCL reads it
+    assert key(two_cpus("0x11", "11"), version) != key(two_cpus("0x11", "12"), version)
+
+
 @pytest.mark.parametrize("version", VERSIONS, ids=str)
 def test_an_over_long_name_is_refused_after_a_short_one_was_accepted(version):
     text = (ROOT / "fixtures/rules/TOPO001/good.xml").read_text(encoding="utf-8")

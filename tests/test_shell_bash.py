@@ -3,6 +3,8 @@ linear in the input and without recursion on deep nesting."""
 
 from __future__ import annotations
 
+from conftest import run_cli
+
 from topolint.inputs.source import SourceFile
 from topolint.parsers._bash import statements
 from topolint.parsers.shell import parse_shell
@@ -118,3 +120,15 @@ def test_heredocs_nested_in_heredocs_stop_at_a_bound():
 def test_deep_nesting_needs_no_recursion():
     text = "export NCCL_DEBUG=" + "$(" * 20_000 + "x" + ")" * 20_000 + "\nexport NCCL_ALGO=Ring\n"
     assert _settings(text) == [("NCCL_DEBUG", None, 1, 8, False), ("NCCL_ALGO", "Ring", 2, 8, False)]
+
+
+def test_skipped_heredoc_bodies_are_listed_with_verbose(tmp_path):
+    (tmp_path / "x.sh").write_text("cat > notes.txt <<'EOF'\nexport NCCL_DEBUG=INFO\nEOF\nexport NCCL_ALGO=Ring\n")
+    (tmp_path / "Dockerfile").write_text("FROM ubuntu:22.04\nRUN <<EOF\n#!/usr/bin/env python3\nprint(1)\nEOF\n"
+                                         "ENV NCCL_ALGO=Ring\n")
+    quiet = run_cli("check", ".", "--isolated", "--no-cache", cwd=tmp_path)
+    assert "not analysed" not in quiet.stderr
+    verbose = run_cli("check", ".", "--isolated", "--no-cache", "--verbose", cwd=tmp_path).stderr.splitlines()
+    assert "topolint: x.sh:2: skipped, heredoc body (lines 2-2) is input to cat: not analysed" in verbose
+    assert any(line.startswith("topolint: Dockerfile:3: skipped, RUN heredoc body") and "python3 script" in line
+               for line in verbose), verbose

@@ -40,7 +40,7 @@ def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str]
     try:
         system = NcclSystem(topology, version, env)
     except TopologyRejected as error:
-        return {"accepted": False, "stage": "system", "message": str(error), "_flattened": 0}
+        return {"accepted": False, "stage": "system", "message": str(error)}
     gpus, nets = system.nodes[GPU], system.nodes[NET]
     name = system.type_name
 
@@ -48,7 +48,6 @@ def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str]
         return [name(p.type), p.bw]
 
     return {
-        "_flattened": system.flattened,
         "_duplicate_gpu": len({g.id for g in gpus}) != len(gpus),
         "accepted": True,
         "gpus": [{"bus": g.attrs["bus"], "dev": g.attrs["dev"], "rank": g.attrs["rank"]} for g in gpus],
@@ -65,7 +64,9 @@ def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str]
 
 
 def _dev(system: NcclSystem, n: int | None) -> int:
-    return -3 if n is None else system.nodes[NET][n].attrs["dev"]
+    if n is None or n == -1:  # no local NET: ncclTopoGetLocalNet fails (2.18+) or gives id -1 (before)
+        return -3 if n is None else -1
+    return system.nodes[NET][n].attrs["dev"]
 
 
 def differences(expected: dict, got: dict) -> list[str]:

@@ -115,17 +115,35 @@ def rename_fix(setting: EnvSetting, new_name: str):
                            f"Rename {setting.name} to {new_name}", UNSAFE)
 
 
+_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.:-]+")  # needs no quoting in any config format
+
+
 def value_fix(setting: EnvSetting, new_value: str):
-    """An unsafe fix rewriting ``NAME=value`` (written unquoted, right after the name) to
-    ``NAME=new_value``, or None where the value is written some other way."""
+    """An unsafe fix rewriting the value where it is written (``NAME=v``, ``value: 'v'``, ``ENV
+    NAME v``, ``os.environ["NAME"] = "v"`` ...), its quotes kept; None where ``value_fix_refusal``
+    says why not."""
     from topolint.engine.fixes import UNSAFE, replace_on_line
 
-    written = f"={setting.value}"
-    if setting.loc.column < 1 or setting.raw != f"{setting.name}{written}" and \
-            not setting.raw.startswith(f"{setting.name}{written} "):
+    if value_fix_refusal(setting, new_value):
         return None
-    return replace_on_line(setting.loc.path, setting.loc.line, setting.loc.column + len(setting.name), written,
-                           f"={new_value}", f"Set {setting.name} to {new_value}", UNSAFE)
+    written, at = setting.value_written, setting.value_at
+    quote = "" if written == setting.value else written[0]
+    return replace_on_line(at.path, at.line, at.column, written, f"{quote}{new_value}{quote}",
+                           f"Set {setting.name} to {new_value}", UNSAFE)
+
+
+def value_fix_refusal(setting: EnvSetting, new_value: str) -> str | None:
+    """Why no exact edit can rewrite the setting's value, or None when one can."""
+    written, at = setting.value_written, setting.value_at
+    if at is None or at.column < 1 or not written:
+        return "its value is not written as one run of text on one line (a multi-line value, an escape, or not located)"
+    quoted = len(written) >= 2 and written[0] == written[-1] and written[0] in "'\"" and written[1:-1] == setting.value
+    if written != setting.value and not quoted:
+        return (f"its value is written as {written!r}, not as {setting.value!r} bare or in one pair of quotes "
+                "(escapes, interpolation or a string prefix)")
+    if not _PLAIN_VALUE.fullmatch(new_value):
+        return f"{new_value!r} would need quoting"
+    return None
 
 
 def related_setting(setting: EnvSetting, message: str) -> Related:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from topolint.engine.finding import Related
 from topolint.model.facts import Gpu, TopologyFile
 from topolint.model.node import gpu_entity, nic_entity
+from topolint.model.numbers import hex_int
 
 
 def numa_of(topology: TopologyFile, cpu_index: int) -> str:
@@ -48,10 +49,8 @@ HYPERVISOR_BRIDGES = {"0x104c:0x8232"}  # TI bridge that hypervisors (IBM Cloud 
 
 def pci_id(pci) -> str | None:
     """``0xvvvv:0xdddd`` (lower case, 4 hex digits each), or None when either is missing."""
-    try:
-        return f"0x{int(pci.vendor, 16):04x}:0x{int(pci.device, 16):04x}"
-    except (TypeError, ValueError):
-        return None
+    vendor, device = hex_int(pci.vendor), hex_int(pci.device)
+    return None if vendor is None or device is None else f"0x{vendor:04x}:0x{device:04x}"
 
 
 def is_hypervisor_bridge(pci) -> bool:

@@ -12,7 +12,7 @@ from topolint.checks._config import (
     topology_views,
 )
 from topolint.model.config import EnvSetting
-from topolint.model.nccl_env import level_name
+from topolint.model.nccl_env import level_name, param_read
 
 
 @dataclass
@@ -21,13 +21,6 @@ class Case:
     transport: str  # net, p2p, shm, gdr, cumem
     rule: str  # NET007, NVL003 or ENV006
     evidence: list[str] = field(default_factory=list)
-
-
-def _number(value: str) -> int | None:
-    try:
-        return int(value.strip(), 0)
-    except ValueError:
-        return None
 
 
 def cases(context) -> list[Case]:
@@ -54,7 +47,7 @@ def _decide(context) -> list[Case]:
     found = []
     for config, s in literal_settings(context):
         value = (s.value or "").strip()
-        if (s.name == "NCCL_IB_DISABLE" and _number(value)) or (s.name == "NCCL_NET" and value.lower() == "socket"):
+        if (s.name == "NCCL_IB_DISABLE" and param_read(value)) or (s.name == "NCCL_NET" and value.lower() == "socket"):
             evidence = [f"{topology_label(v)} names RDMA NICs: {', '.join(sorted({h.name for h in v.hcas}))}"
                         for v in views if v.rdma]
             evidence += [f"{e} in the same scope configures RDMA" for e in rdma_setting_evidence(context, config, s.scope, s)]
@@ -78,7 +71,7 @@ def _decide(context) -> list[Case]:
             elif level == "LOC":
                 evidence = [f"{e} in the same scope" for e in multi_gpu_evidence(context, config, s.scope)]
                 found.append(Case(s, "p2p", "NVL003" if evidence else "ENV006", evidence))
-        elif s.name == "NCCL_SHM_DISABLE" and _number(value):
+        elif s.name == "NCCL_SHM_DISABLE" and param_read(value):
             found.append(Case(s, "shm", "ENV006"))
         elif s.name == "NCCL_NET_GDR_LEVEL" and level_name(value) == "LOC":
             found.append(Case(s, "gdr", "ENV006"))

@@ -13,6 +13,7 @@ from topolint.checks._config import (
     setting_hit,
 )
 from topolint.engine.finding import Hit
+from topolint.model.nccl_env import param_int, param_read
 
 NEEDS = ("config",)
 _DUPLICATES = ("k8s-env", "dockerfile-env", "compose-env", "configmap")
@@ -20,13 +21,6 @@ _DUPLICATES = ("k8s-env", "dockerfile-env", "compose-env", "configmap")
 
 class Parameters(CheckParameters):
     pass
-
-
-def _int(value):
-    try:
-        return int(value, 0)
-    except (TypeError, ValueError):
-        return None
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
@@ -54,7 +48,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
 _PAIRS = [
     # (a, a's value test, b, b's value test, variant)
     ("NCCL_P2P_DISABLE", lambda v: v == "1", "NCCL_P2P_LEVEL", lambda v: True, "p2p"),
-    ("NCCL_IB_DISABLE", lambda v: bool(_int(v)), "NCCL_NET", lambda v: v.upper() == "IB", "ib"),
+    ("NCCL_IB_DISABLE", lambda v: bool(param_read(v)), "NCCL_NET", lambda v: v.upper() == "IB", "ib"),
 ]
 
 
@@ -71,10 +65,12 @@ def _contradictions(settings) -> Iterator[Hit]:
                     hit.related.append(related_setting(a, f"{a.name}={a.value} wins"))
                     yield hit
                     break
+    # Both are NCCL_PARAMs (ncclLoadParam); only clean integers are compared: a value NCCL reads
+    # in part is ENV invalid-value's finding, not a range conflict.
     for low, high in (("NCCL_MIN_CTAS", "NCCL_MAX_CTAS"), ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS")):
-        for a in (s for s in literal if s.name == low and _int(s.value) is not None):
-            for b in (s for s in literal if s.name == high and _int(s.value) is not None):
-                if related_scopes(a.scope, b.scope) and _int(a.value) > _int(b.value):
+        for a in (s for s in literal if s.name == low and param_int(s.value) is not None):
+            for b in (s for s in literal if s.name == high and param_int(s.value) is not None):
+                if related_scopes(a.scope, b.scope) and param_int(a.value) > param_int(b.value):
                     hit = setting_hit(b, other=a.name, other_value=a.value, earlier_line=a.loc.line,
                                       earlier_value=a.value)
                     hit.variant = "range"

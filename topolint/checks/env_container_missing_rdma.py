@@ -10,6 +10,7 @@ from topolint.checks import CheckParameters
 from topolint.checks._config import as_int, rdma_setting_evidence, visible_launch, where
 from topolint.engine.finding import Hit
 from topolint.model import config as cfg
+from topolint.model.numbers import decimal_fraction
 from topolint.parsers.kubernetes import MULTI_NODE_KINDS
 
 NEEDS = ("config",)
@@ -26,7 +27,7 @@ def size_bytes(text: str) -> int | None:
     if not match or match.group(2).lower() not in _UNITS:
         return None
     # docker reads k/m/g as binary units; Kubernetes reads them as decimal: either is within 7%.
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    return int(decimal_fraction(match.group(1)) * _UNITS[match.group(2).lower()])
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._config import literal_settings, setting_hit, value_fix
+from topolint.checks._config import literal_settings, setting_hit, value_fix, value_fix_refusal, where
 from topolint.engine.finding import Hit
 from topolint.model.nccl_env import check_value, corrected_value, lookup
 
@@ -25,5 +25,10 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             hit.evidence.append(f"catalog: {setting.name} ({entry.get('type', '?')}): {entry.get('values', '')}")
             corrected = corrected_value(setting.name, setting.value)
             if corrected is not None:  # unsafe: NCCL then reads a setting it ignored until now
-                hit.autofix = value_fix(setting, corrected)
+                refusal = value_fix_refusal(setting, corrected)
+                if refusal:  # --verbose says why the finding has no fix
+                    context.notes.append(f"{where(setting.loc)}: no fix to {corrected} offered "
+                                         f"for {setting.name}: {refusal}")
+                else:
+                    hit.autofix = value_fix(setting, corrected)
             yield hit

@@ -21,6 +21,10 @@ def check(context, params: Parameters) -> Iterator[Hit]:
     for config in context.configs:
         for setting in config.settings:
             name = setting.name
+            reader, reach = config.bom_kept.get(setting.loc.path, (None, 0))
+            if reader and setting.loc.line == 1 and setting.loc.column <= reach:
+                yield _lost_to_bom(setting, reader)
+                continue
             if name in extra or other_reader(name):
                 continue
             entry = lookup(name)
@@ -41,6 +45,19 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                     if only_suggestion(name) == guess:  # unambiguous: one candidate, offered as a fix
                         hit.autofix = rename_fix(setting, guess)
                 yield hit
+
+
+def _lost_to_bom(setting, reader: str) -> Hit:
+    """The file starts with a byte-order mark its reader keeps: the name it sees on line 1 is
+    ``\ufeff`` + the word written, so the setting is never made. Removing the mark wakes it:
+    unsafe, like a rename."""
+    from topolint.engine.fixes import UNSAFE, remove_bom
+
+    hit = setting_hit(setting, reader=reader.split(" (", 1)[0])
+    hit.variant = "bom"
+    hit.evidence.append(f"{setting.loc.path} starts with a UTF-8 byte-order mark (EF BB BF); read by {reader}")
+    hit.autofix = remove_bom(setting.loc.path, "Remove the byte-order mark", UNSAFE)
+    return hit
 
 
 def len_catalog() -> int:

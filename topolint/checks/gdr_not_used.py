@@ -6,8 +6,8 @@ device when it is on. ``ncclTopoCheckGdr`` (src/graph/paths.cc) needs GDR suppor
 and the NIC and a GPU-NIC distance within NCCL_NET_GDR_LEVEL (PXN: the proxy GPU's distance);
 sends (GDR reads) are further off when NCCL_NET_GDR_READ=0, and by default for a GPU without an
 NVLink peer that is not alone: before Ampere since 2.19.1, on every GPU before that
-(NcclVersion.gdr_read_needs_nvlink_peer). The model's decision (model/system.py ``gdr_enabled``)
-is taken per direction; a channel without /GDRDMA whose direction the model allows is reported,
+(NcclVersion.gdr_read_needs_nvlink_peer). The model's decision (model/system.py ``gdr_enabled``,
+NCCL's ``ncclTopoCheckGdr`` as model/nccl_graph.py ports it) is taken per direction; a channel without /GDRDMA whose direction the model allows is reported,
 once per GPU, NIC and direction. Without a topology the rule cannot say GDR was possible and
 stays silent (--verbose says so).
 """
@@ -42,16 +42,6 @@ def check(context, params: Parameters) -> Iterator[Hit]:
         yield from _judge(context, measured, nodes[0].topologies[0], without)
 
 
-def _read_allowed(system, gpu, log) -> str | None:
-    """Why GDR reads (sends) are off although writes may be on, or None (paths.cc ncclTopoCheckGdr)."""
-    read = setting(log, "NCCL_NET_GDR_READ")
-    if read is not None and read.value.strip() == "0":
-        return f"{where(read.loc)}: NCCL_NET_GDR_READ=0"
-    if system.version.gdr_read_needs_nvlink_peer(gpu.sm) and len(system.gpus) > 1 and not system.nvlink_peers(gpu):
-        return f"GPU sm{gpu.sm} without an NVLink peer: NCCL {system.version} keeps GDR reads off by default"
-    return None
-
-
 def _judge(context, measured, topology, channels) -> Iterator[Hit]:
     from topolint.model.system import System
 
@@ -60,6 +50,8 @@ def _judge(context, measured, topology, channels) -> Iterator[Hit]:
     system = System(topology, version)
     level_setting = setting(log, "NCCL_NET_GDR_LEVEL")
     level = level_setting.value if level_setting is not None else context.options.gdr_level
+    read_setting = setting(log, "NCCL_NET_GDR_READ")
+    gdr_read = read_setting.value if read_setting is not None else None
     nets = {fact.dev: net for net, (_, fact) in system.nets.items() if fact.dev is not None}
     seen = set()
     for channel in channels:
@@ -70,12 +62,12 @@ def _judge(context, measured, topology, channels) -> Iterator[Hit]:
         if gpu is None or net is None or key in seen:
             continue
         seen.add(key)
+        read = channel.direction == "send"  # a send reads GPU memory (net.cc sendSetup: read=1)
         try:
-            allowed = system.gdr_enabled(gpu, net, level)
+            allowed = system.gdr_enabled(gpu, net, level, read=read, gdr_read=gdr_read if read else None)
         except ValueError:  # a level name this version does not know: NCCL_NET_GDR_LEVEL is ENV003's
             continue
-        reason = _read_allowed(system, gpu, log) if channel.direction == "send" else None
-        if not allowed or reason:
+        if not allowed:
             continue
         yield _hit(context.node.name, topology, system, gpu, net, channel, said, level_setting)
 

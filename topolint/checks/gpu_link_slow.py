@@ -19,7 +19,7 @@ from topolint.checks._topology import (
 )
 from topolint.engine.finding import Hit
 from topolint.model.node import gpu_entity, nic_entity, pci_entity
-from topolint.model.pcie import GT_PER_GENERATION, generation
+from topolint.model.pcie import GT_PER_GENERATION, generation, nccl_width
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,13 +39,6 @@ def known_devices() -> dict[str, dict]:
     """``0xvvvv:0xdddd`` -> {name, kind, pcie_gen, lanes} (topolint/data/pci_devices.toml)."""
     with DEVICES.open("rb") as handle:
         return {key.lower(): value for key, value in tomllib.load(handle).items()}
-
-
-def _width(text: str | None) -> int | None:
-    try:
-        return int((text or "").strip())
-    except ValueError:
-        return None
 
 
 def _label(topology, system_gpus: dict, pci) -> tuple[str, str]:
@@ -83,7 +76,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             model = devices.get(pci_id(pci) or "")
             if model is None or model.get("kind") != pci.kind:
                 continue
-            gen, width = generation(pci.link_speed, version), _width(pci.link_width)
+            gen, width = generation(pci.link_speed, version), nccl_width(pci.link_width)
             if gen is None or not width:
                 continue  # unknown/empty speed is TOPO002; width 0 is a virtual (VM) link
             if any(is_hypervisor_bridge(b) for b in pci_ancestors(pci_by_bus, pci)):

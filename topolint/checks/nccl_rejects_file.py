@@ -66,7 +66,17 @@ def _nccl_reader(entity: str, topology, version) -> Iterator[Hit]:
             variant="misread" if error.undefined else "reader",
             fields={"file": topology.path, "line": line, "message": error.message, "nccl_version": str(version)},
             evidence=[f"{topology.path}:{line}: NCCL {version}'s reader (src/graph/xml.cc): {error.message}"],
+            autofix=_remove_bom(topology),
         )
+
+
+def _remove_bom(topology):
+    """A safe fix when the file starts with a byte-order mark: NCCL's reader stops at its first
+    byte (xmlGetToken expects '<'), so the mark is the error NCCL reports, and the file cannot
+    load today whatever else it holds."""
+    from topolint.engine.fixes import SAFE, remove_bom
+
+    return remove_bom(topology.path, "Remove the byte-order mark", SAFE) if topology.bom else None
 
 
 def _known_problems(entity: str, topology, source) -> Iterator[Hit]:

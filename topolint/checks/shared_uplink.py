@@ -14,7 +14,8 @@ from topolint.checks._topology import (
 )
 from topolint.engine.finding import Hit, Related
 from topolint.model.node import gpu_entity, pci_entity
-from topolint.model.pcie import link_bandwidth_gbs, speed_value
+from topolint.model.numbers import hex_int
+from topolint.model.pcie import link_bandwidth_gbs, nccl_width, speed_value
 
 NEEDS = ("topology",)
 
@@ -27,18 +28,12 @@ def synthetic(pci) -> bool:
     """Switches that files invent to group devices (Azure's ffff:ff:0N.0), not hardware."""
     if pci.bus_id.startswith("ffff:ff"):
         return True
-    try:
-        return int(pci.vendor, 16) in (0x0000, 0xFFFF)
-    except (TypeError, ValueError):
-        return False
+    return hex_int(pci.vendor) in (0x0000, 0xFFFF)
 
 
 def stated_width(pci) -> int | None:
-    try:
-        width = int((pci.link_width or "").strip())
-    except ValueError:
-        return None
-    return width if width > 0 else None
+    width = nccl_width(pci.link_width)
+    return width if width is not None and width > 0 else None
 
 
 def gbps(value: float) -> str:

@@ -2,8 +2,8 @@
 applicability); ``--fix`` applies the safe ones, ``--unsafe-fixes`` the unsafe ones too, and
 ``--diff`` shows what ``--fix`` would change without writing.
 
-- **safe**: behaviour cannot change for the worse (an ``<?xml ...?>`` declaration NCCL's own
-  parser rejects: the file does not load today);
+- **safe**: behaviour cannot change for the worse (an ``<?xml ...?>`` declaration or a
+  byte-order mark NCCL's own parser rejects: the file does not load today);
 - **unsafe**: the edit wakes or changes a setting at run time (renaming a misspelt or renamed
   variable makes NCCL read it for the first time), so a person has to want it.
 
@@ -13,6 +13,11 @@ exclusive. Each edit records the text it replaces, and is applied only when the 
 holds exactly that text there, so a stale or misplaced edit changes nothing. Files are
 rewritten in place (mode, owner and links kept), with their byte-order mark and every line
 ending as they were; edits never touch a line ending. Applying a fix twice changes nothing.
+
+A byte-order mark is outside every text position, so removing one is an edit of its own kind
+(``Edit.bom``, made by ``remove_bom``): JSON gives it ``"kind": "byte-order-mark"`` with
+``byte_offset`` 0 and ``byte_length`` 3 (and an empty range at 1:1, a no-op for a consumer that
+knows only text ranges); SARIF a ``deletedRegion`` of ``byteOffset`` 0, ``byteLength`` 3.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SAFE, UNSAFE = "safe", "unsafe"
+BOM_EDIT = "byte-order-mark"  # the JSON kind of an edit that removes the byte-order mark
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -34,10 +40,14 @@ class Edit:
     end_column: int  # exclusive
     content: str  # what replaces the range ("" deletes it)
     expected: str = ""  # the text in the range now; the edit applies only where it is still there
+    bom: bool = False  # removes the file's UTF-8 byte-order mark (bytes 0-3): the range is 1:1-1:1
 
     def as_dict(self) -> dict:
-        return {"path": self.path, "start": {"line": self.start_line, "column": self.start_column},
+        data = {"path": self.path, "start": {"line": self.start_line, "column": self.start_column},
                 "end": {"line": self.end_line, "column": self.end_column}, "content": self.content}
+        if self.bom:
+            data.update(kind=BOM_EDIT, byte_offset=0, byte_length=len(_BOM))
+        return data
 
 
 @dataclass(frozen=True)
@@ -63,7 +73,7 @@ class Fix:
         if not data:
             return None
         edits = tuple(Edit(e["path"], e["start"]["line"], e["start"]["column"], e["end"]["line"], e["end"]["column"],
-                           e["content"], e.get("expected", "")) for e in data["edits"])
+                           e["content"], e.get("expected", ""), e.get("kind") == BOM_EDIT) for e in data["edits"])
         return Fix(data["message"], data["applicability"], edits)
 
 
@@ -71,6 +81,11 @@ def replace_on_line(path: str, line: int, column: int, old: str, new: str, messa
                     applicability: str = UNSAFE) -> Fix:
     """A fix that replaces ``old``, found at ``line``:``column`` on one line, with ``new``."""
     return Fix(message, applicability, (Edit(path, line, column, line, column + len(old), new, old),))
+
+
+def remove_bom(path: str, message: str, applicability: str = SAFE) -> Fix:
+    """A fix that removes the UTF-8 byte-order mark at the start of ``path``."""
+    return Fix(message, applicability, (Edit(path, 1, 1, 1, 1, "", "\ufeff", bom=True),))
 
 
 def drop_stale_fixes(findings, sources: dict) -> None:
@@ -84,10 +99,9 @@ def drop_stale_fixes(findings, sources: dict) -> None:
         for edit in fix.edits:
             if edit.path not in texts:
                 source = sources.get(edit.path)
-                texts[edit.path] = FileText(False, source.text.split("\n")) if source is not None else None
+                texts[edit.path] = FileText(source.bom, source.text.split("\n")) if source is not None else None
             text = texts[edit.path]
-            span = text.offset_range(edit) if text is not None else None
-            if span is None or not _holds(text.joined(), span, edit.expected):
+            if text is None or not _edit_holds(text, edit):
                 finding.autofix = None
                 break
 
@@ -157,14 +171,22 @@ def _holds(text: str, span: tuple[int, int], expected: str) -> bool:
     return not (expected and _word_char(expected[0]) and start > 0 and _word_char(text[start - 1]))
 
 
+def _edit_holds(text: FileText, edit: Edit) -> bool:
+    """The edit can apply to ``text``: its mark is there (a BOM edit) or its range holds its text."""
+    if edit.bom:
+        return text.bom
+    span = text.offset_range(edit)
+    return span is not None and _holds(text.joined(), span, edit.expected)
+
+
 def apply_edits(original: FileText, edits: list[Edit]) -> tuple[FileText, list[Edit]]:
     """The text with every edit that still matches applied (non-overlapping, in order), and those edits."""
+    bom_edits = [edit for edit in edits if edit.bom and original.bom][:1]  # one mark, removed once
     text = original.joined()
     placed = []
     for edit in edits:
-        span = original.offset_range(edit)
-        if span is not None and _holds(text, span, edit.expected):
-            placed.append((span, edit))
+        if not edit.bom and _edit_holds(original, edit):
+            placed.append((original.offset_range(edit), edit))
     placed.sort(key=lambda item: item[0])
     kept, last_end = [], -1
     for span, edit in placed:
@@ -178,7 +200,7 @@ def apply_edits(original: FileText, edits: list[Edit]) -> tuple[FileText, list[E
         pieces.append(edit.content)
         cursor = end
     pieces.append(text[cursor:])
-    return FileText(original.bom, "".join(pieces).split("\n")), [edit for _, edit in kept]
+    return FileText(original.bom and not bom_edits, "".join(pieces).split("\n")), bom_edits + [e for _, e in kept]
 
 
 @dataclass
@@ -236,8 +258,13 @@ def fix_files(findings, real_paths: dict[str, Path | str | None], unsafe: bool, 
 
 
 def unified_diff(path: str, before: FileText, after: FileText) -> str:
-    old = [line + "\n" for line in before.lines]
-    new = [line + "\n" for line in after.lines]
+    """The change as ``diff -u`` shows it; a byte-order mark is part of line 1 there, as in git."""
+    old = [line + "\n" for line in _with_bom(before)]
+    new = [line + "\n" for line in _with_bom(after)]
     if before.lines and before.lines[-1] == "":  # the file ends with a newline: no empty last line
         old, new = old[:-1], new[:-1]
     return "".join(difflib.unified_diff(old, new, fromfile=f"a/{path.lstrip('/')}", tofile=f"b/{path.lstrip('/')}"))
+
+
+def _with_bom(text: FileText) -> list[str]:
+    return ["\ufeff" + text.lines[0], *text.lines[1:]] if text.bom and text.lines else text.lines

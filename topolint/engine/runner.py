@@ -313,3 +313,5 @@ def run_config_checks(prepared: list[tuple], collection: Collection, options: Ru
             result.ran.setdefault(name, set()).add(rule.code)
         for hit in _hits(rule, module, context, params, result, "the config files"):
             result.findings.append(to_finding(rule, node_of.get(hit.location.path, "-"), hit))
+        result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # e.g. why a finding has no fix
+        context.notes.clear()

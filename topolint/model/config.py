@@ -49,6 +49,10 @@ class EnvSetting:
     raw: str = ""  # the text as written
     default_only: bool = False  # ``X=${X:-v}``, setdefault: applies only when unset
     passthrough: bool = False  # ``mpirun -x VAR``, ``export VAR``: forwards, sets nothing
+    # Where the value is written (its opening quote included) and its exact text there, for a
+    # value edit; None where it is not one run of text on one line (multi-line, not located).
+    value_at: Location | None = None
+    value_written: str = ""
 
     @property
     def literal(self) -> bool:
@@ -85,9 +89,14 @@ class ConfigFile:
     names: dict[str, str] = field(default_factory=dict)  # ConfigMap/Secret scope -> object name
     included: list = field(default_factory=list)  # SourceFile of each file it sources (shell), for reports
     env_files: list[str] = field(default_factory=list)  # real paths it passes to docker run --env-file
+    # Files (this one, or one it sources) that start with a UTF-8 byte-order mark their reader
+    # keeps as part of the first word: path -> (that reader, the last column of line 1 whose
+    # settings are therefore never made).
+    bom_kept: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     def has_content(self) -> bool:
-        return bool(self.settings or self.launch)
+        """Something to check, or a consumer to record (``docker run --env-file`` decides how that file is read)."""
+        return bool(self.settings or self.launch or self.env_files)
 
     def loc(self, line: int, column: int = 0) -> Location:
         return build(Location, path=self.path, line=max(line, 1), column=max(column, 0))

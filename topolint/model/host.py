@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Literal, Optional
 
 from topolint.model.facts import Fact, Location
+from topolint.model.numbers import hex_int
 
 LspciKind = Literal["verbose", "excerpt", "tree", "list"]
 
@@ -68,7 +69,7 @@ class LspciDevice(Fact):
 
     @property
     def bus(self) -> Optional[int]:
-        return int(self.address.rsplit(":", 2)[1], 16) if self.address else None
+        return hex_int(self.address.rsplit(":", 2)[1]) if self.address else None
 
 
 class LspciFile(Fact):

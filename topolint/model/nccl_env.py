@@ -109,12 +109,25 @@ def level_name(value: str) -> str | None:
     return None
 
 
-def _int(value: str) -> int | None:
+def param_int(value: str | None) -> int | None:
     """What NCCL's ``strtoll(str, NULL, 0)`` reads (src/misc/param.cc ncclLoadParam) when it reads
     the whole value; None when digits stop early or it is out of range (errno: NCCL keeps the
     default)."""
     number, whole = strtol(value)
     return number if whole and LONG_MIN < number < LONG_MAX else None
+
+
+def param_read(value: str | None) -> int | None:
+    """The number NCCL stores for an integer parameter: ncclLoadParam (src/misc/param.cc) calls
+    ``strtoll(str, nullptr, 0)`` and looks only at errno, so ``1abc`` and ``1 `` are 1 and ``abc``
+    is 0; None when unset or empty (the default applies) or out of range (errno ERANGE: NCCL keeps
+    the default)."""
+    if not value:
+        return None
+    number = strtol_prefix(value)
+    if number is None:
+        return 0
+    return number if LONG_MIN < number < LONG_MAX else None
 
 
 def corrected_value(name: str, value: str) -> str | None:
@@ -147,7 +160,7 @@ def check_value(name: str, value: str) -> str | None:
         return token.upper() in {c.upper() for c in choices} if fold else token in choices
 
     if kind == "int":
-        number = _int(value)
+        number = param_int(value)
         if number is None:
             hint = " (strtoll stops at the first non-digit, so NCCL reads a different number or 0 without a warning)"
             return f"{value!r} is not an integer{hint}"

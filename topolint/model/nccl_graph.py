@@ -19,15 +19,16 @@ import re
 from dataclasses import dataclass, field
 
 from topolint.model.facts import TopologyFile
+from topolint.model.nccl_memory import MemoryFault, NodeMemory, flatten_bcm_switches
 from topolint.model.nccl_version import NcclVersion
-from topolint.model.numbers import c_int, float32, strtol
+from topolint.model.numbers import c_int, float32, strtol, strtoull
 from topolint.model.nccl_xml import NcclXmlError, read_nccl_xml
 
 LOC_BW = 5000.0
 GPU, PCI, NVS, CPU, NIC, NET = "GPU", "PCI", "NVS", "CPU", "NIC", "NET"
 LINK_LOC, LINK_NVL, LINK_C2C, LINK_PCI, LINK_SYS, LINK_NET = "LOC", "NVL", "C2C", "PCI", "SYS", "NET"
 # Interconnect bandwidths (src/graph/topo.h), GB/s.
-_INTER_CPU_BW = {"POWER": 32.0, "ARM": 6.0, "AMD": 16.0, "BDW": 6.0, "SKL": 10.0, "SRP": 22.0, "ERP": 40.0,
+_INTER_CPU_BW = {"POWER": 32.0, "ARM": 6.0, "AMD": 16.0, "BDW": 6.0, "SRP": 22.0, "ERP": 40.0,
                  "ZHAOXIN": 6.0, "YONGFENG": 9.0}
 
 
@@ -174,10 +175,7 @@ class NcclSystem:
         self._add_c2c(elements)
         if self.version.behaviour("pcilinks"):
             self._add_pcilinks(elements)
-        self._flatten_bcm()
-        self._connect_cpus()
-        for cpu in self.nodes[CPU]:
-            self._sort(cpu, None)
+        self._flatten_connect_sort()
 
     def _add_cpu(self, el) -> None:
         a = el.attrs
@@ -225,10 +223,14 @@ class NcclSystem:
             if "rank" not in gpu_el.attrs:
                 return  # a <gpu> without a rank is not part of the job: the whole <pci> is skipped
             ga = gpu_el.attrs
-            node = self.create(GPU, bus, bus=bus_text.lower(), element=gpu_el,
-                               rank=_c_int(ga.get("rank"), "rank", "gpu"), sm=_c_int(ga.get("sm"), "sm", "gpu"),
-                               dev=_c_int(ga.get("dev"), "dev", "gpu"), gdr=_c_int(ga.get("gdr"), "gdr", "gpu"),
-                               mlopart="mlopart" in ga)
+            attrs = dict(bus=bus_text.lower(), element=gpu_el, rank=_c_int(ga.get("rank"), "rank", "gpu"),
+                         sm=_c_int(ga.get("sm"), "sm", "gpu"), dev=_c_int(ga.get("dev"), "dev", "gpu"),
+                         gdr=_c_int(ga.get("gdr"), "gdr", "gpu"), mlopart="mlopart" in ga)
+            owner = self.find(GPU, bus) if self.version.behaviour("gpu_id_per_dev") and "mlopart" not in ga else None
+            if owner is not None:
+                self._add_gpu_on_dev(owner, attrs)
+            else:
+                node = self.create(GPU, bus, **attrs)
         nic_el = el.first("nic")
         if nic_el is not None:
             nic_id = self.version.nic_id(numa, bus)
@@ -250,6 +252,16 @@ class NcclSystem:
                 bw = self._pci_bw(el)
             self.connect(node, parent, LINK_PCI, bw)
             self.connect(parent, node, LINK_PCI, bw)
+
+    def _add_gpu_on_dev(self, owner: Node, attrs: dict) -> None:
+        """ncclTopoAddGpuSub (2.30.7+): a GPU whose bus id has a DEV node already (a duplicated
+        <pci>, or a second <gpu>) gets its own id, NCCL_TOPO_GPU_LOCAL_ID(busId, nGpus), and a LOC
+        link to that DEV; the DEV is not linked to the PCI parent again. Here the owner GPU stands
+        for the DEV, so the new GPU hangs off it (its paths: _copy_dev_sibling_paths)."""
+        siblings = sum(1 for g in self.nodes[GPU] if g is owner or g.attrs.get("dev_gpu") is owner)
+        gpu = self.create(GPU, owner.id | (siblings << 40), dev_gpu=owner, **attrs)
+        self.connect(owner, gpu, LINK_LOC, LOC_BW)
+        self.connect(gpu, owner, LINK_LOC, LOC_BW)
 
     def _pci_bw(self, el) -> float:
         """width x speed / 80 GB/s; a zero width is x16, an unknown speed Gen3 (kvDictPciGen)."""
@@ -277,6 +289,8 @@ class NcclSystem:
     def _gpu_for_element(self, gpu_el) -> Node | None:
         """The GPU node for a <gpu>: NCCL looks it up by bus id (ncclTopoGetNode: the first)."""
         mine = next((g for g in self.nodes[GPU] if g.attrs["element"] is gpu_el), None)
+        if mine is not None and mine.attrs.get("dev_gpu") is not None:
+            return mine.attrs["dev_gpu"]  # its DEV node's links (ncclTopoGetGpuDevNode)
         return None if mine is None else self.find(GPU, mine.id)
 
     def _local_cpu_of(self, node: Node, came_from: Node | None = None, stack: tuple = ()) -> Node | None:
@@ -355,72 +369,38 @@ class NcclSystem:
             return 5
         return 0
 
-    def _flatten_bcm(self) -> None:
-        """ncclTopoFlattenBcmSwitches: a Broadcom switch's second level is merged into the first."""
-        restart = True
-        while restart:
-            restart = False
-            for switch in self.nodes[PCI]:
-                device = switch.attrs["device"]
-                gen = self._bcm_gen(device, 0)
-                if not gen:
-                    continue
-                if self.version.behaviour("bcm_gen5"):
-                    subs = [ln.rem for ln in switch.links if ln.rem.type == PCI and self._bcm_gen(ln.rem.attrs["device"], 1) == gen]
-                else:
-                    subs = [ln.rem for ln in switch.links if ln.rem.type == PCI and ln.rem.attrs["device"] == device]
-                if len(set(map(id, subs))) != len(subs):
-                    # linked twice (a <pcilink> besides the PCI link): the second lookup fails
-                    raise TopologyRejected("ncclTopoFlattenBcmSwitches: sub-switch linked twice")
-                switch.links = [ln for ln in switch.links if ln.rem not in subs]
-                for sub in subs:
-                    for ln in sub.links:
-                        if ln.rem is switch:
-                            continue
-                        switch.links.append(Link(ln.type, ln.rem, ln.bw))
-                        for back in ln.rem.links:
-                            if back.rem is sub:
-                                back.rem = switch
-                                break
-                    self._remove(sub)
-                switch.attrs["device"] = device | 0xFFFF
-                self.flattened += len(subs)
-                restart = True
-                break
-
-    def _remove(self, node: Node) -> None:
-        self.nodes[node.type].remove(node)
-        for kind in self.nodes.values():
-            for other in kind:
-                other.links = [ln for ln in other.links if ln.rem is not node]
-
-    def _connect_cpus(self) -> None:
-        cpus = self.nodes[CPU]
-        for a in cpus:
-            for b in cpus:
-                if a is not b:
-                    self.connect(a, b, LINK_SYS, self._inter_cpu_bw(a))
+    def _flatten_connect_sort(self) -> None:
+        """ncclTopoFlattenBcmSwitches, ncclTopoConnectCpus, ncclTopoSortSystem, on NCCL's arrays as
+        memory (model/nccl_memory.py): the flattening leaves stale link slots the other two read."""
+        v = self.version
+        memory = NodeMemory(self.nodes, Link, v.behaviour("topo_max_links"), v.behaviour("topo_links_checked"))
+        try:
+            self.flattened = flatten_bcm_switches(memory, self._bcm_gen, v.behaviour("bcm_gen5"),
+                                                  v.behaviour("bcm_flatten_restart"))
+            cpus = memory.count[CPU]
+            for a in range(cpus):
+                for b in range(cpus):
+                    if a != b:
+                        memory.connect((CPU, a), (CPU, b), LINK_SYS, self._inter_cpu_bw(memory.at((CPU, a)).node))
+            for a in range(cpus):
+                memory.sort((CPU, a), None)
+            memory.hand_back()
+        except MemoryFault as fault:
+            raise TopologyRejected(fault.message, crash=fault.crash) from None
 
     def _inter_cpu_bw(self, cpu: Node) -> float:
         arch, vendor, model = cpu.attrs["arch"], cpu.attrs["vendor"], cpu.attrs["model"]
         if arch in ("POWER", "ARM"):
             return _INTER_CPU_BW[arch]
+        if arch == "X86" and vendor == "INTEL" and model == "SKL":
+            return self.version.behaviour("skl_inter_cpu_bw")
         if arch == "X86" and vendor == "INTEL":
-            return _INTER_CPU_BW[model if model in ("ERP", "SRP", "SKL") else "BDW"]
+            return _INTER_CPU_BW[model if model in ("ERP", "SRP") else "BDW"]
         if arch == "X86" and vendor == "AMD":
             return self.version.behaviour("amd_inter_cpu_bw")
         if arch == "X86" and vendor == "ZHAOXIN":
             return _INTER_CPU_BW["YONGFENG" if model == "YONGFENG" else "ZHAOXIN"]
         return LOC_BW
-
-    def _sort(self, node: Node, up: Node | None) -> None:
-        """ncclTopoSort: the link up the PCI tree goes last; recurse down."""
-        if up is not None:
-            at = next(i for i, ln in enumerate(node.links) if ln.rem is up)
-            node.links.append(node.links.pop(at))
-        for ln in list(node.links):
-            if ln.type == LINK_PCI and ln.rem is not up:
-                self._sort(ln.rem, node)
 
     # ---- paths (src/graph/paths.cc) -------------------------------------------------------------
     def index(self, node: Node) -> int:
@@ -603,7 +583,10 @@ class NcclSystem:
         return None
 
     def local_net(self, g: int, channel: int) -> int | None:
-        """ncclTopoGetLocalNet: the NET index a GPU uses on ``channel``."""
+        """ncclTopoGetLocalNet: the NET index a GPU uses on ``channel`` (-1: NCCL's "no NET" id
+        before 2.18, None: no local NET after)."""
+        if self.version.behaviour("local_net_rule") == "one_per_rank":
+            return self._local_net_of_rank(g)
         nets = self.local(GPU, g, NET)
         if not nets:
             return None
@@ -611,6 +594,19 @@ class NcclSystem:
         if not gpus:
             return None
         return nets[local_net_index(self.nodes[GPU][g].attrs["dev"], len(nets), len(gpus), channel, self.version)]
+
+    def _local_net_of_rank(self, g: int) -> int:
+        """ncclTopoGetLocalNet before 2.18 (src/graph/search.cc): one NET per rank for every
+        channel, among the NETs with the most bandwidth, then the best type, towards the GPU
+        (NET to GPU paths, which PXN does not change), the GPU's dev modulo their count."""
+        min_type, max_bw, found = self.t("SYS"), 0.0, []
+        for n, net in enumerate(self.nodes[NET]):
+            p = net.paths[GPU][g]
+            if p.bw > max_bw or (p.bw == max_bw and p.type < min_type):
+                max_bw, min_type, found = p.bw, p.type, []
+            if p.bw == max_bw and p.type == min_type:
+                found.append(n)
+        return found[self.nodes[GPU][g].attrs["dev"] % len(found)] if found else -1
 
     def local_gpu(self, n: int) -> int:
         """ncclTopoGetLocalGpu: the first GPU (of the NET's best GPUs) whose channels use it."""
@@ -685,7 +681,9 @@ class NcclSystem:
         """ncclTopoComputePaths(system, NULL)."""
         for kind in (CPU, GPU, NET, NVS):
             for node in self.nodes[kind]:
-                self._set_paths(node)
+                if node.attrs.get("dev_gpu") is None:
+                    self._set_paths(node)
+        self._copy_dev_sibling_paths()
         gpus, nets = self.nodes[GPU], self.nodes[NET]
         for g in range(len(gpus)):
             for p in range(len(gpus)):
@@ -704,6 +702,27 @@ class NcclSystem:
                         cpu = self.local_cpu(g)
                         self._inter_step(CPU, cpu, NET, n, GPU, g)
                         self._inter_step(CPU, cpu, GPU, g, NET, n)
+
+    def _copy_dev_sibling_paths(self) -> None:
+        """A GPU behind another GPU's DEV node (2.30.7+) sees and is seen as that GPU: every path
+        runs through the shared DEV and ends with a LOC hop of LOC_BW, which changes no type or
+        bandwidth (ncclTopoSetPaths lets a DEV forward to its GPUs over LOC). Between the two the
+        path is LOC over the DEV."""
+        gpus = self.nodes[GPU]
+        for s, sibling in enumerate(gpus):
+            owner = sibling.attrs.get("dev_gpu")
+            if owner is None:
+                continue
+            o = self.index(owner)
+            for kind in (CPU, GPU, NET, NVS):
+                for node in self.nodes[kind]:
+                    table = node.paths.get(GPU)
+                    if table is not None:
+                        table[s] = _copy_path(table[o])
+            sibling.paths = {kind: [_copy_path(p) for p in table] for kind, table in owner.paths.items()}
+            for a, b in ((o, s), (s, o)):
+                gpus[a].paths[GPU][b] = PathInfo(self.t("LOC"), LOC_BW, 2)
+            sibling.paths[GPU][s] = PathInfo(self.t("LOC"), LOC_BW, 0)
 
     def _merge_p2c(self) -> None:
         rule = self.version.behaviour("p2c_merge")
@@ -729,6 +748,12 @@ class NcclSystem:
 
     def _maybe_pxn(self, n: int, g: int) -> None:
         """The PXN condition of ncclTopoComputePaths, as the version states it."""
+        rule = self.version.behaviour("pxn_rule")
+        if rule in ("first_preferring_peer", "last_peer_prefer_local", "best_peer_prefer_local"):
+            relay = self._pxn_relay_before_2_18(n, g, rule)
+            if relay is not None:
+                self._inter_step(GPU, relay, GPU, g, NET, n)
+            return
         peer_index = self.local_gpu(n)
         if peer_index in (g, -1):
             return
@@ -749,30 +774,69 @@ class NcclSystem:
         if peer_ok and peer.paths[GPU][g].type <= t("NVL") and (peer_net.bw > own.bw or own.type > worse):
             self._inter_step(GPU, peer_index, GPU, g, NET, n)
 
+    def _pxn_relay_before_2_18(self, n: int, g: int, rule: str) -> int | None:
+        """Before 2.12.12: for a GPU whose path is worse than PXB, the first GPU whose own NET is
+        ``n`` (ncclTopoGetLocalNet), at PXB from the NET and NVLink-attached. 2.12.12-2.13: any
+        GPU at PXB to the NET and NVLink-attached, the last one found or the first whose own NET
+        is ``n``. 2.14-2.17: the same without the PXB gate on the GPU's own path, but the relay
+        must have more bandwidth to the NET or spare the GPU a CPU hop."""
+        t, gpus = self.t, self.nodes[GPU]
+        own, net = gpus[g].paths[NET][n], self.nodes[NET][n]
+        if rule != "best_peer_prefer_local" and own.type <= t("PXB"):
+            return None
+        if rule == "first_preferring_peer":
+            return next((p for p in range(len(gpus)) if p != g and self.local_net(p, 0) == n
+                         and net.paths[GPU][p].type <= t("PXB") and gpus[p].paths[GPU][g].type <= t("NVL")), None)
+        relay = None
+        for p, peer in enumerate(gpus):
+            peer_net = peer.paths[NET][n]
+            if p == g or peer_net.type > t("PXB") or peer.paths[GPU][g].type > t("NVL") or (
+                    rule == "best_peer_prefer_local" and peer_net.bw <= own.bw and own.type <= t("PXB")):
+                continue
+            relay = p
+            if self.local_net(p, 0) == n:
+                break
+        return relay
+
     # ---- answers --------------------------------------------------------------------------------
     def type_name(self, index: int) -> str:
         return self.order[index]
 
 
+def _copy_path(path: PathInfo) -> PathInfo:
+    return PathInfo(path.type, path.bw, path.count, path.hops)
+
+
 # Files NCCL's reader and graph builder accepted, by version and the file's text with names, GUIDs
-# and host hashes blanked: the nodes of a cluster differ mostly in those, which NCCL's load never
-# reads, so one acceptance answers for all of them. Only acceptances are kept: NCCL reads every
-# such value whole (up to its quote) only in a file it accepts, whereas a refusal may stop on one.
+# and host hashes renamed canonically: the nodes of a cluster differ mostly in those, so one
+# acceptance answers for all of them. What NCCL's load can see of such values is kept: their
+# length (the reader's 255-character limit) and which of them are equal. Host hashes and GUIDs
+# are compared as NCCL reads them (strtoull base 16: topo.cc `ncclGetSystemId` gives CPUs with
+# one hash one system, `ncclTopoAddNet` keys the ASIC by GUID), names as written. Only
+# acceptances are kept: a refusal may stop on one of these values.
 _ACCEPTED: set[bytes] = set()
-# A value of plain characters (no quote, '<', '>', '-' or line end) that only its length can matter in.
-_BLANKABLE = re.compile(r'(\s(?:host_hash|name|guid)=")([0-9A-Za-z_.:]*)(?=")')
+# A value of plain characters (no quote, '<', '>', '#' or line end); '#' marks the stand-ins.
+_RENAMEABLE = re.compile(r'(\s(host_hash|name|guid)=")([0-9A-Za-z_.:]*)(?=")')
 
 
-def _blanked_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
-    text = _BLANKABLE.sub(lambda m: m.group(1) + "_" * len(m.group(2)), topology.text or "")
+def _renamed_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
+    seen: dict[tuple, int] = {}
+
+    def stand_in(match: re.Match) -> str:
+        attribute, value = match.group(2), match.group(3)
+        identity = (attribute, value) if attribute == "name" else ("hex", strtoull(value, 16)[0])
+        index = seen.setdefault(identity, len(seen))
+        return f"{match.group(1)}#{index}#{len(value)}"
+
+    text = _RENAMEABLE.sub(stand_in, topology.text or "")
     return hashlib.blake2b(f"{version}\0{topology.bom}\0{text}".encode("utf-8", "surrogatepass"),
                            digest_size=20).digest()
 
 
 def check_loads(topology: TopologyFile, version: NcclVersion) -> None:
     """Raises TopologyRejected as ``NcclSystem(topology, version)`` would, building the system
-    only for a file that differs from every accepted one in more than blankable values."""
-    key = _blanked_digest(topology, version)
+    only for a file that differs from every accepted one in more than renameable values."""
+    key = _renamed_digest(topology, version)
     if key in _ACCEPTED:
         return
     NcclSystem(topology, version)

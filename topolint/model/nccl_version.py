@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from topolint.model.numbers import decimal
+
 NEWEST = "2.30.7"
 
 _ORDER_HEAD = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET", "DIS")
@@ -33,9 +35,10 @@ class NcclVersion:
     @classmethod
     def parse(cls, text: str) -> "NcclVersion":
         match = re.fullmatch(r"\s*v?(\d+)\.(\d+)(?:\.(\d+))?(?:-\d+)?\s*", text or "")
-        if not match:
+        parts = [decimal(part) for part in match.groups("0")] if match else [None]
+        if None in parts:  # no match, or a part of more digits than any version has
             raise VersionError(f"invalid NCCL version {text!r}: expected MAJOR.MINOR[.PATCH], e.g. 2.27.7")
-        return cls(int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+        return cls(*parts)
 
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}.{self.patch}"
@@ -234,7 +237,9 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
          "the reverse link is any link back to the node"),
     _row("reverse_link_same_type", "2.19.0", True, "src/graph/paths.cc ncclTopoSetPaths",
          "the reverse link must have the same type (a one-sided <pcilink> fails the load)"),
-    _row("nvlink_bw", "2.0", _NVL_BW, "src/graph/topo.h ncclTopoNVLinkBw", "SM90 20.0 GB/s per link"),
+    _row("nvlink_bw", "2.0", {60: 18.0, 70: 22.0, 80: 22.0, 86: 12.0, 90: 22.0}, "src/graph/topo.h ncclTopoNVLinkWidth",
+         "SM70 and SM80 (and later) 22.0 GB/s per link"),
+    _row("nvlink_bw", "2.18.0", _NVL_BW, "src/graph/topo.h ncclTopoNVLinkBw", "SM70, SM80, SM90 20.0 GB/s per link"),
     _row("nvlink_bw", "2.20.0", {**_NVL_BW, 90: 20.6}, "src/graph/topo.h SM90_NVLINK_BW", "SM90 20.6"),
     _row("nvlink_bw", "2.26.0", {**_NVL_BW, 90: 20.6, 100: 40.0}, "src/graph/topo.h SM100_NVLINK_BW", "SM100 40.0"),
     _row("nvlink_bw", "2.27.5", {**_NVL_BW, 90: 20.6, 100: 40.1}, "src/graph/topo.h SM100_NVLINK_BW", "SM100 40.1"),
@@ -242,6 +247,8 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
          "Skylake and later 10 GB/s, older 6"),
     _row("intel_models", "2.26.0", ((0xCF, "ERP"), (0x8F, "SRP"), (0x55, "SKL")), "src/graph/topo.cc ncclTopoAddCpu",
          "Emerald Rapids 40 GB/s, Sapphire Rapids 22"),
+    _row("skl_inter_cpu_bw", "2.0", 9.0, "src/graph/topo.h SKL_QPI_WIDTH", "Skylake and later 9 GB/s"),
+    _row("skl_inter_cpu_bw", "2.18.0", 10.0, "src/graph/topo.h SKL_QPI_BW", "Skylake and later 10 GB/s"),
     _row("amd_inter_cpu_bw", "2.0", 5000.0, "src/graph/topo.cc ncclTopoGetInterCpuBw", "AMD: LOC_BW"),
     _row("amd_inter_cpu_bw", "2.19.0", 16.0, "src/graph/topo.cc ncclTopoGetInterCpuBw AMD_BW", "AMD 16 GB/s"),
     _row("pci_speeds", "2.0", _PCI_SPEEDS_OLD, "src/graph/topo.cc kvDictPciGen",
@@ -256,6 +263,10 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
          "link_width/link_speed read for every <pci>"),
     _row("gpu_dev_node", "2.0", False, "src/graph/topo.cc ncclTopoAddPci", "one GPU per <pci> (the first <gpu>)"),
     _row("gpu_dev_node", "2.30.3", True, "src/graph/topo.cc ncclTopoAddGpuSub", "DEV nodes: every <gpu> child"),
+    _row("gpu_id_per_dev", "2.0", False, "src/graph/topo.cc ncclTopoAddPci",
+         "a GPU's id is its bus id: two GPUs on one bus id share a path slot (paths.cc getPath)"),
+    _row("gpu_id_per_dev", "2.30.7", True, "src/graph/topo.cc ncclTopoAddGpuSub NCCL_TOPO_GPU_LOCAL_ID",
+         "a GPU on an existing DEV node gets id (busId, nGpus) and a LOC link to that DEV"),
     _row("nic_id_by_numa", "2.0", False, "src/graph/topo.cc ncclTopoAddPci", "NIC id: bus id without the function"),
     _row("nic_id_by_numa", "2.24.0", True, "src/graph/topo.cc ncclTopoAddPci NCCL_TOPO_LOCAL_NIC_ID",
          "NIC id: NUMA node and full bus id"),
@@ -266,6 +277,17 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     _row("pcilinks", "2.22.0", True, "src/graph/topo.cc ncclTopoAddPciLinks", "<pcilink> joins two switches (LOC)"),
     _row("bcm_gen5", "2.0", False, "src/graph/topo.cc ncclTopoFlattenBcmSwitches", "Gen4 PEX switches only"),
     _row("bcm_gen5", "2.20.0", True, "src/graph/topo.cc getBcmGen", "Gen4 and Gen5 PEX switches"),
+    _row("bcm_flatten_restart", "2.0", 1, "src/graph/topo.cc ncclTopoFlattenBcmSwitches",
+         "after a merge the scan restarts at the second switch (s = 0, then s++)"),
+    _row("bcm_flatten_restart", "2.27.0", 0, "src/graph/topo.cc ncclTopoFlattenBcmSwitches",
+         "after a merge the scan restarts at the first switch (s = -1)"),
+    _row("topo_max_links", "2.0", 32, "src/graph/topo.h NCCL_TOPO_MAX_LINKS", "32 links per node"),
+    _row("topo_max_links", "2.21.0", 128, "src/graph/topo.h NCCL_TOPO_MAX_LINKS", "128 links per node"),
+    _row("topo_max_links", "2.25.0", 576, "src/graph/topo.h NCCL_TOPO_MAX_LINKS", "576 links per node"),
+    _row("topo_links_checked", "2.0", False, "src/graph/topo.cc ncclTopoConnectNodes",
+         "no bound check: more links overrun the node (undefined behaviour)"),
+    _row("topo_links_checked", "2.21.0", True, "src/graph/topo.cc ncclTopoConnectNodes, ncclTopoFlattenBcmSwitches",
+         "WARN \"too many Topo links\" and fail"),
     _row("p2p_default", "2.0", "sys_unless_intel_arm", "src/graph/paths.cc ncclTopoCheckP2p",
          "P2P up to SYS, PXB on Intel, Arm, Zhaoxin"),
     _row("p2p_default", "2.23.0", "pxb_amd_pair_sys", "src/graph/paths.cc ncclTopoCheckP2p",
@@ -294,8 +316,14 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     _row("p2c_merge", "2.29.2", "merge_local", "src/graph/paths.cc ncclTopoComputePaths",
          "P2C only for the GPU's best-bandwidth NICs (ncclTopoGetLocal)"),
     _row("pxn_rule", "2.0", None, "src/graph/paths.cc ncclTopoComputePaths", "no PXN before 2.12"),
-    _row("pxn_rule", "2.12.0", "pxb", "src/graph/paths.cc ncclTopoComputePaths",
-         "relay at PXB or closer; own path worse than PXB or less bandwidth"),
+    _row("pxn_rule", "2.12.0", "first_preferring_peer", "src/graph/paths.cc ncclTopoComputePaths",
+         "own path worse than PXB; the first GPU whose ncclTopoGetLocalNet is the NET, at PXB, over NVLink"),
+    _row("pxn_rule", "2.12.12", "last_peer_prefer_local", "src/graph/paths.cc ncclTopoComputePaths",
+         "own path worse than PXB; a GPU at PXB over NVLink, preferably one whose ncclTopoGetLocalNet is the NET"),
+    _row("pxn_rule", "2.14.0", "best_peer_prefer_local", "src/graph/paths.cc ncclTopoComputePaths",
+         "a GPU at PXB over NVLink with more bandwidth or sparing a CPU hop; preferably one whose own NET it is"),
+    _row("pxn_rule", "2.18.0", "pxb", "src/graph/paths.cc ncclTopoComputePaths ncclTopoGetLocalGpu",
+         "relay: the NET's local GPU, at PXB or closer; own path worse than PXB or less bandwidth"),
     _row("pxn_rule", "2.27.0", "pxb_or_p2c", "src/graph/paths.cc ncclTopoComputePaths",
          "2.27.3: relay at PXB, or P2C with NCCL_PXN_C2C"),
     _row("pxn_rule", "2.27.5", "pxn_type", "src/graph/paths.cc ncclTopoComputePaths",
@@ -330,6 +358,10 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     _row("local_gpu_among_best", "2.0", False, "src/graph/topo.cc ncclTopoGetLocalGpu", "any GPU"),
     _row("local_gpu_among_best", "2.19.0", True, "src/graph/topo.cc ncclTopoGetLocalGpu",
          "only the NIC's best-bandwidth GPUs (ncclTopoGetLocal)"),
+    _row("local_net_rule", "2.0", "one_per_rank", "src/graph/search.cc ncclTopoGetLocalNet",
+         "one NET per rank (best NET-to-GPU bandwidth, then type; dev modulo their count), every channel"),
+    _row("local_net_rule", "2.18.0", "per_channel", "src/graph/topo.cc ncclTopoGetLocalNet",
+         "the GPU's best NETs (ncclTopoGetLocal), one step per channel"),
     _row("local_net_dev_modulo", "2.0", False, "src/graph/topo.cc ncclTopoGetLocalNet", "start at the GPU's dev"),
     _row("local_net_dev_modulo", "2.30.7", True, "src/graph/topo.cc ncclTopoGetLocalNetType",
          "start at dev modulo the NIC's local GPU count"),

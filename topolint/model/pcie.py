@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from topolint.model.nccl_version import NcclVersion
+from topolint.model.numbers import c_int, strtol_prefix
 
 # Spellings and values (100 Mb/s per lane) come from the version table (pci_speeds row).
 GEN3 = 60
@@ -25,12 +26,17 @@ def read_speed(link_speed: str | None, version: NcclVersion) -> int:
     return speed_value(link_speed, version) or GEN3
 
 
+def nccl_width(link_width: str | None) -> int | None:
+    """The lane count NCCL reads from ``link_width``: ``xmlGetAttrInt`` is ``strtol(str, NULL, 0)``
+    kept in a C int (src/graph/xml.h), so ``010`` is 8 and ``16x`` is 16; None when no digit."""
+    width = strtol_prefix(link_width)
+    return None if width is None else c_int(width)
+
+
 def read_width(link_width: str | None) -> int:
-    """NCCL treats a missing or zero width as x16."""
-    try:
-        width = int(link_width or 0)
-    except ValueError:
-        width = 0
+    """NCCL treats a zero width as x16 (src/graph/topo.cc ncclTopoAddPci: ``if (width == 0) width
+    = 16``); a missing, unreadable or negative one is taken as x16 too."""
+    width = nccl_width(link_width) or 0
     return width if width > 0 else 16
 
 

@@ -400,19 +400,38 @@ class System:
             ((net, p) for net, p in paths if (-p.bw, self.version.rank(p.type)) == best), key=lambda x: x[0]
         )
 
-    def gdr_enabled(self, gpu: Gpu, net: tuple, level: str | None = None) -> bool:
-        """ncclTopoCheckGdr (write direction): both ends support it and the distance is within
-        NCCL_NET_GDR_LEVEL (``level``, else the version's default), as NCCL's code decides it."""
-        nccl = self.nccl({"NCCL_NET_GDR_LEVEL": level} if level else None)
+    def gdr_enabled(self, gpu: Gpu, net: tuple, level: str | None = None, read: bool = False,
+                    gdr_read: str | None = None) -> bool:
+        """ncclTopoCheckGdr for one direction (``read``: GDR reads, NCCL's sends; else writes, its
+        receives): both ends support it, the distance is within NCCL_NET_GDR_LEVEL (``level``, else
+        the version's default) and, for reads, NCCL_NET_GDR_READ (``gdr_read``) and the NVLink-peer
+        rule allow it, as NCCL's code decides it (model/nccl_graph.py ``check_gdr``)."""
+        env = {name: value for name, value in (("NCCL_NET_GDR_LEVEL", level), ("NCCL_NET_GDR_READ", gdr_read))
+               if value is not None}
+        nccl = self.nccl(env or None)
         if nccl is not None and net in nccl.net_keys and gpu.bus_id in nccl.gpu_bus:
-            return nccl.check_gdr(nccl.gpu_bus.index(gpu.bus_id), nccl.net_keys.index(net), read=False) != 0
+            return nccl.check_gdr(nccl.gpu_bus.index(gpu.bus_id), nccl.net_keys.index(net), read=read) != 0
         _, net_fact = self.nets[net]
         if gpu.gdr is False or net_fact.gdr is False:
+            return False
+        if read and not self._gdr_read_allowed(gpu, gdr_read):
             return False
         path = self.gpu_net_paths[gpu.bus_id][net]
         if path.type == "PXN" and path.proxy_gpu:
             path = self.gpu_net_paths[path.proxy_gpu][net]
         return self.version.at_most(path.type, level or self.version.default_gdr_level)
+
+    def _gdr_read_allowed(self, gpu: Gpu, gdr_read: str | None) -> bool:
+        """The read-only conditions of ncclTopoCheckGdr (src/graph/paths.cc), where NCCL's graph
+        is not available: NCCL_NET_GDR_READ=0 turns reads off; unset, a GPU that is not alone
+        needs an NVLink peer (NcclVersion.gdr_read_needs_nvlink_peer)."""
+        value = (gdr_read or "").strip()
+        if value == "0":
+            return False
+        if value:
+            return True
+        return not (self.version.gdr_read_needs_nvlink_peer(gpu.sm) and len(self.gpus) > 1
+                    and not self.nvlink_peers(gpu))
 
     def is_fabric(self, net: tuple) -> bool:
         """An RDMA-capable network device, as opposed to a socket interface such as eth0."""

@@ -132,6 +132,35 @@ def where(node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
+def written_scalar(node) -> tuple[int, int, str] | None:
+    """Line, column and exact text of a one-line scalar as written: plain, or single- or
+    double-quoted with no escape in it; None otherwise (block scalars, folded or escaped text)."""
+    value = scalar(node)
+    if value is None or node.start_mark.line != node.end_mark.line:
+        return None
+    quote = {None: "", "": "", "'": "'", '"': '"'}.get(node.style)  # plain: None or "" (libyaml)
+    if quote is None or (quote and (quote in value or "\\" in value)):
+        return None
+    written = f"{quote}{value}{quote}"
+    if node.end_mark.column - node.start_mark.column != len(written):
+        return None  # the scalar is written some other way (an escape, a line fold)
+    line, column = where(node)
+    return line, column, written
+
+
+def written_value(config, node, skip: int = 0) -> dict:
+    """EnvSetting's ``value_at``/``value_written`` for a YAML scalar; with ``skip``, the part of
+    the scalar's text from that many characters in (``NAME=`` of a compose list item), unquoted."""
+    written = written_scalar(node) if node is not None else None
+    if written is None:
+        return {}
+    line, column, text = written
+    if skip:
+        quoted = 1 if text[:1] in ("'", '"') else 0
+        column, text = column + quoted + skip, text[quoted + skip:len(text) - quoted]
+    return {"value_at": config.loc(line, column), "value_written": text} if text else {}
+
+
 def is_helm_template(text: str) -> bool:
     return "{{" in text and "}}" in text
 

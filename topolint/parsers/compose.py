@@ -6,7 +6,7 @@ from topolint.inputs.source import SourceFile
 from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact
 from topolint.parsers._common import shell_value
-from topolint.parsers._yaml import dig, get, is_map, is_seq, items, scalar, where
+from topolint.parsers._yaml import dig, get, is_map, is_seq, items, scalar, where, written_value
 
 
 def parse_compose(source: SourceFile) -> ConfigFile:
@@ -20,12 +20,13 @@ def _fact(config: ConfigFile, kind: str, value: str, node, scope: str, detail: s
     config.launch.append(LaunchFact(kind, value, config.loc(line, column), scope, detail))
 
 
-def _setting(config: ConfigFile, name: str, raw: str | None, node, scope: str, column_shift: int = 0) -> None:
+def _setting(config: ConfigFile, name: str, raw: str | None, node, scope: str, column_shift: int = 0,
+             written: dict | None = None) -> None:
     line, column = where(node)
     value, default = shell_value(name, raw) if raw is not None else (None, False)
     config.settings.append(EnvSetting(name, value, config.loc(line, column + column_shift), scope, "compose-env",
                                       config.path, raw=f"{name}={raw}", default_only=default,
-                                      passthrough=raw is None))
+                                      passthrough=raw is None, **(written or {})))
 
 
 def read_compose(config: ConfigFile, doc) -> None:
@@ -39,7 +40,8 @@ def read_compose(config: ConfigFile, doc) -> None:
             for name_node, value in items(environment):
                 name = name_node.value
                 if name.startswith("NCCL_"):
-                    _setting(config, name, None if value.tag.endswith(":null") else scalar(value), name_node, scope)
+                    _setting(config, name, None if value.tag.endswith(":null") else scalar(value), name_node, scope,
+                             written=written_value(config, value))
                 elif name == "CUDA_VISIBLE_DEVICES":
                     _fact(config, cfg.CUDA_VISIBLE_DEVICES, scalar(value) or "", name_node, scope, name)
         elif is_seq(environment):
@@ -47,7 +49,8 @@ def read_compose(config: ConfigFile, doc) -> None:
                 text = scalar(item) or ""
                 name, eq, raw = text.partition("=")
                 if name.startswith("NCCL_"):
-                    _setting(config, name, raw if eq else None, item, scope)
+                    _setting(config, name, raw if eq else None, item, scope,
+                             written=written_value(config, item, skip=len(name) + 1) if eq else None)
                 elif name == "CUDA_VISIBLE_DEVICES" and eq:
                     _fact(config, cfg.CUDA_VISIBLE_DEVICES, raw, item, scope, name)
         devices = get(service, "devices")

@@ -20,7 +20,7 @@ import shlex
 
 from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting, SkippedLine
-from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted
+from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
 from topolint.parsers.envfile import parse_literal_lines
 
 _INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)(\s+|$)")
@@ -156,5 +156,21 @@ def _env(config: ConfigFile, body: str, cursor: Cursor, stage: str, path: str, f
             continue
         line, column = cursor.find(name)
         value, default = shell_value(name, raw)
+        value_at, written = _written_value(cursor, line, column, name, value)
         config.settings.append(EnvSetting(name, value, config.loc(line, column), stage, "dockerfile-env", path,
-                                          raw=f"{name}={raw}", default_only=default))
+                                          raw=f"{name}={raw}", default_only=default,
+                                          value_at=config.loc(line, value_at) if written else None,
+                                          value_written=written or ""))
+
+
+def _written_value(cursor: Cursor, line: int, column: int, name: str, value: str | None) -> tuple[int, str | None]:
+    """Column and text of the value after ``NAME=`` or ``NAME value`` on the name's line."""
+    if column < 1 or not 1 <= line <= len(cursor.lines):
+        return 0, None
+    text = cursor.lines[line - 1]
+    index = column - 1 + len(name)
+    if text[index:index + 1] == "=":
+        index += 1
+    else:  # the legacy form: blanks between name and value
+        index = len(text) - len(text[index:].lstrip(" \t"))
+    return index + 1, written_at(text, index, value)

@@ -24,6 +24,7 @@ import re
 
 from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting, SkippedLine
+from topolint.model.numbers import strtol
 
 _LINE = re.compile(r"^(\s*)(export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$")
 COMPOSE_NOTE = "read as docker compose reads a .env file (no other consumer seen)"
@@ -51,7 +52,9 @@ def parse_docker_env_file(source: SourceFile) -> ConfigFile:
         if name.startswith("NCCL_"):
             column = len(line) - len(stripped) + 1
             config.settings.append(EnvSetting(name, value if has_value else None, config.loc(number, column), "file",
-                                              "docker-env-file", source.path, raw=stripped, passthrough=not has_value))
+                                              "docker-env-file", source.path, raw=stripped, passthrough=not has_value,
+                                              value_at=config.loc(number, column + len(name) + 1),
+                                              value_written=value if has_value else ""))
     return config
 
 
@@ -74,14 +77,24 @@ def parse_literal_lines(lines: list[str], config: ConfigFile, first_line: int = 
         if name.startswith("NCCL_"):
             column = len(indent) + len(export or "") + 1
             value = raw.strip()
+            value_column = match.start(4) + len(raw) - len(raw.lstrip()) + 1
             if expanded and ("$" in value or "`" in value):
                 value = None
             config.settings.append(EnvSetting(name, value, loc(number, column), scope, how or config.format,
-                                              path, raw=stripped))
+                                              path, raw=stripped, value_at=loc(number, value_column),
+                                              value_written=value or ""))
+
+
+# NCCL's reader (src/misc/param.cc setEnvFile, NVIDIA/nccl@5067397) takes the bytes before the
+# first '=' as the name, a byte-order mark included. compose-go (dotenv/godotenv.go
+# parseWithLookup), docker's --env-file reader (pkg/kvfile) and BuildKit drop the mark.
+NCCL_KEEPS_BOM = "NCCL's nccl.conf reader (src/misc/param.cc setEnvFile: the name is every byte before '=')"
 
 
 def parse_nccl_conf(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="nccl-conf")
+    if source.bom:  # one setting a line: line 1's is lost
+        config.bom_kept[source.path] = (NCCL_KEEPS_BOM, len(source.text.split("\n", 1)[0]))
     parse_literal_lines(source.text.split("\n"), config)
     return config
 
@@ -168,6 +181,7 @@ class _ComposeEnv:
         while self.pos < len(text) and text[self.pos] in _BLANK:
             self.pos += 1
         quote = text[self.pos] if self.pos < len(text) and text[self.pos] in "'\"" else None
+        value_start = self.pos
         if quote:
             value = self._quoted(quote)
         else:
@@ -178,7 +192,8 @@ class _ComposeEnv:
         if quote:
             value_end = self.pos
         literal, default_only = (value, False) if quote == "'" else _interpolate(key, value, self.values)
-        self._setting(key, key_start, literal, text[key_start:value_end], default_only=default_only)
+        self._setting(key, key_start, literal, text[key_start:value_end], default_only=default_only,
+                      written=(value_start, text[value_start:value_end]))
         self.values[key] = None if default_only else literal
 
     def _quoted(self, quote: str) -> str:
@@ -209,13 +224,18 @@ class _ComposeEnv:
         raise _Reject("unterminated quoted value")
 
     def _setting(self, name: str, index: int, value: str | None, raw: str, passthrough: bool = False,
-                 default_only: bool = False) -> None:
+                 default_only: bool = False, written: tuple[int, str] = (0, "")) -> None:
+        """``written``: where the value's text starts and that text (quotes included)."""
         if not name.startswith("NCCL_"):
             return
         line, column = self._position(index)
+        value_at, value_written = None, ""
+        if written[1] and "\n" not in written[1]:  # one line: an edit can rewrite it
+            value_at, value_written = self.config.loc(*self._position(written[0])), written[1]
         self.config.settings.append(EnvSetting(name, value, self.config.loc(line, column), "file",
                                                self.config.format, self.config.path, raw=raw.strip(),
-                                               default_only=default_only, passthrough=passthrough))
+                                               default_only=default_only, passthrough=passthrough,
+                                               value_at=value_at, value_written=value_written))
 
 
 def _expand_escapes(value: str) -> str:
@@ -224,7 +244,7 @@ def _expand_escapes(value: str) -> str:
         if body == "$":
             return "$$"  # compose-go: a literal $ for the interpolation that follows
         if body.startswith("0"):
-            return chr(int(body[1:] or "0", 8))  # an octal escape: \0 then up to 3 octal digits
+            return chr(strtol(body[1:] or "0", 8)[0])  # an octal escape: \0 then up to 3 octal digits
         return _ESCAPE_VALUES[body]
 
     return _ESCAPES.sub(one, value)

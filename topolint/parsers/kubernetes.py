@@ -18,7 +18,18 @@ from topolint.inputs.source import SourceFile
 from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
 from topolint.model.numbers import decimal
-from topolint.parsers._yaml import compose_documents, dig, get, is_helm_template, is_map, is_seq, items, scalar, where
+from topolint.parsers._yaml import (
+    compose_documents,
+    dig,
+    get,
+    is_helm_template,
+    is_map,
+    is_seq,
+    items,
+    scalar,
+    where,
+    written_value,
+)
 
 MULTI_NODE_KINDS = {"MPIJob", "PyTorchJob", "TFJob", "JobSet", "LeaderWorkerSet", "XGBoostJob", "PaddleJob",
                     "TrainJob", "RayJob", "RayCluster", "VolcanoJob"}
@@ -82,7 +93,7 @@ def _config_map(config: ConfigFile, doc, kind: str, name: str) -> None:
         if key.startswith("NCCL_"):
             line, column = where(key_node)
             config.settings.append(EnvSetting(key, scalar(value), config.loc(line, column), scope, "configmap",
-                                              config.path, raw=f"{key}: {scalar(value)}"))
+                                              config.path, raw=f"{key}: {scalar(value)}", **written_value(config, value)))
 
 
 def _walk(config: ConfigFile, node, scope: str, kind: str, replicas: int, labels: list[str], key: str = "") -> None:
@@ -149,7 +160,7 @@ def _container(config: ConfigFile, container, scope: str, volumes: dict) -> None
         elif name.startswith("NCCL_"):
             line, column = where(name_node)
             config.settings.append(EnvSetting(name, value, config.loc(line, column), scope, "k8s-env",
-                                              config.path, raw=f"{name}={value}"))
+                                              config.path, raw=f"{name}={value}", **written_value(config, get(item, "value"))))
     env_from = get(container, "envFrom")
     for item in env_from.value if is_seq(env_from) else []:
         for ref, kind in (("configMapRef", "ConfigMap"), ("secretRef", "Secret")):

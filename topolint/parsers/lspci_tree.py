@@ -14,6 +14,7 @@ import re
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build
 from topolint.model.host import LspciDevice, LspciFile
+from topolint.model.numbers import hex_int
 
 TREE_START = re.compile(r"\s*-(?:\+-)?\[[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}\]-")
 _TOKEN = re.compile(r"\[(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2})(?:-([0-9a-fA-F]{2}))?\]"
@@ -42,12 +43,12 @@ def parse_tree(source: SourceFile) -> LspciFile:
                     raise InputError(source.path, number, "malformed lspci tree: a bus with no domain above it",
                                      column + 1)
                 parent = last.address if match.group(1) is None and last is not None else None
-                stack.append((column, domain.lower(), int(match.group(2), 16), parent))
+                stack.append((column, domain.lower(), hex_int(match.group(2)), parent))
             else:
                 if not stack:
                     raise InputError(source.path, number, "malformed lspci tree: a device with no bus", column + 1)
                 _, domain, bus, parent = stack[-1]
-                address = f"{int(domain, 16):04x}:{bus:02x}:{int(match.group(4), 16):02x}.{match.group(5)}"
+                address = f"{hex_int(domain):04x}:{bus:02x}:{hex_int(match.group(4)):02x}.{match.group(5)}"
                 last = build(LspciDevice, address=address, description=match.group(6), parent=parent,
                              loc=build(Location, path=source.path, line=number, column=column + 1))
                 devices.append(last)

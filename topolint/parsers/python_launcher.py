@@ -51,7 +51,14 @@ class _Visitor:
             name, _const(value_node) if value_node is not None else None,
             self.config.loc(key_node.lineno, column), scope, how, self.config.path,
             raw=self.segment(value_node) if value_node is not None else "",
-            default_only=default))
+            default_only=default, **self.written(value_node)))
+
+    def written(self, node) -> dict:
+        """``value_at``/``value_written`` of a string literal on one line (``"v"``, ``'v'``, ``r"v"``)."""
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or node.end_lineno != node.lineno:
+            return {}
+        before = self._lines[node.lineno - 1][:node.col_offset].decode("utf-8", errors="replace")
+        return {"value_at": self.config.loc(node.lineno, len(before) + 1), "value_written": self.segment(node)}
 
     def body(self, statements, scope: str) -> None:
         for statement in statements:

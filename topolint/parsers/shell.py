@@ -28,7 +28,7 @@ from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
 from topolint.model.facts import Location, build
 from topolint.parsers._bash import Heredoc, Token, statements
-from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted
+from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
 from topolint.parsers._sourced import script_dir
 from topolint.parsers.envfile import parse_literal_lines
 
@@ -151,6 +151,8 @@ class _ShellParser:
             self._skip(self.line, f"source {argument}: {exc.message}")
             return
         self.config.included.append(sourced)
+        if sourced.bom:
+            self.config.bom_kept[display] = bom_reach(sourced.text)
         saved = (self.path, self.lines, self.cursor, self.line)
         self.path, self.lines = display, sourced.text.split("\n")
         self.including.append((display, real))
@@ -302,9 +304,11 @@ class _ShellParser:
             value = match.group("value")
             literal = value if not any(c in value for c in "$`") else None
             line, column = _position(word, match.start("name"))
+            value_line, value_column = _position(word, match.start("value"))
             self.config.settings.append(EnvSetting(name, literal, self._loc(line, column), self.scope,
                                                    "assign-default", self.path, raw=match.group(0),
-                                                   default_only=True))
+                                                   default_only=True, value_at=self._loc(value_line, value_column),
+                                                   value_written=literal or ""))
 
     def _simple(self, words: list[str], scope: str) -> None:
         i = 0
@@ -376,8 +380,31 @@ class _ShellParser:
         if line is None:
             line, column = self.cursor.find(name, assignment=True)
         value, default = shell_value(name, raw)
+        written = self._written(word, line, column + len(name) + 1, name, value)
         self.config.settings.append(EnvSetting(name, value, self._loc(line, column), scope, how,
-                                               self.path, raw=word, default_only=default))
+                                               self.path, raw=word, default_only=default,
+                                               value_at=self._loc(line, written[0]) if written else None,
+                                               value_written=written[1] if written else ""))
+
+    def _written(self, word, line: int, column: int, name: str, value: str | None) -> tuple[int, str] | None:
+        """Column and text of the value as written from ``line``:``column`` (a word's own text
+        when it is one line, else ``value`` found there; in ``NAME=${NAME:-v}``, the default
+        ``v``), or None when the file does not hold it there."""
+        if column < 1 or not 1 <= line <= len(self.lines) or value is None:
+            return None
+        text = self.lines[line - 1]
+        word_raw = getattr(word, "raw", None)
+        if word_raw is None or "\n" in word_raw or "=" not in word_raw:
+            written = written_at(text, column - 1, value)
+            return (column, written) if written else None
+        written = word_raw.split("=", 1)[1]
+        if not written or not text.startswith(written, column - 1):
+            return None
+        default = re.search(_DEFAULT_OF.format(name=re.escape(name)), written)
+        if default and default.group(1) == value:  # rewrite the default NCCL reads when unset
+            return column + default.start(1), value
+        return column, written
+
 
     def _passthrough(self, name: str, scope: str, how: str) -> None:
         line, column = self.cursor.find(name)
@@ -583,6 +610,7 @@ def _tee(words: list[str]) -> str | None:
     return next((w for w in words[start:] if not w.startswith("-")), None)
 
 
+_DEFAULT_OF = r"^\"?\$\{{{name}:?[-=]([^}}$`\"]*)\}}\"?$"  # NAME=${NAME:-v}, quoted or not
 _ASSIGN_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?=(?P<value>[^}]*)\}")
 
 
@@ -629,8 +657,24 @@ def _options(words: list[str], noarg: set[str]):
         i += 1
 
 
+# bash reads a byte-order mark as part of line 1's first word: `\ufeffexport` is a command
+# that is not found, `\ufeffNCCL_X=1` no assignment (an identifier is [A-Za-z_][A-Za-z0-9_]*).
+BASH_KEEPS_BOM = "bash (it reads the mark as part of the first word: a command that is not found)"
+
+
+def bom_reach(text: str) -> tuple[str, int]:
+    """What a byte-order mark costs a script: line 1's first command fails, up to the first
+    ``;``, ``|``, ``&`` or parenthesis (a later command on that line may still run, so its
+    settings are not counted as lost; a quoted one cuts short: a miss, never a false alarm)."""
+    first = text.split("\n", 1)[0]
+    return BASH_KEEPS_BOM, next((i for i, char in enumerate(first) if char in ";|&()"), len(first))
+
+
 def parse_shell(source: SourceFile) -> ConfigFile:
-    return _ShellParser(source).parse()
+    parser = _ShellParser(source)
+    if source.bom:
+        parser.config.bom_kept[source.path] = bom_reach(source.text)
+    return parser.parse()
 
 
 def parse_shell_into(config: ConfigFile, source: SourceFile, lines: list[str], body: list[str], first_line: int,

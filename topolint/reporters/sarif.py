@@ -102,17 +102,22 @@ class _Locator:
         before = source.line_text(line)[:column - 1]
         return column + sum(1 for char in before if ord(char) > 0xFFFF)
 
+    def replacement(self, edit) -> dict:
+        if edit.bom:  # the mark is outside every line and column: a binary region (byteOffset, byteLength)
+            return {"deletedRegion": {"byteOffset": 0, "byteLength": 3}}
+        return {
+            "deletedRegion": {
+                "startLine": edit.start_line, "startColumn": self.utf16_column(edit.path, edit.start_line, edit.start_column),
+                "endLine": edit.end_line, "endColumn": self.utf16_column(edit.path, edit.end_line, edit.end_column),
+            },
+            "insertedContent": {"text": edit.content},
+        }
+
     def fix(self, fix) -> dict:
         """A SARIF fix: one artifactChange per file, each edit a replacement of a region."""
         changes: dict[str, list] = {}
         for edit in fix.edits:
-            changes.setdefault(edit.path, []).append({
-                "deletedRegion": {
-                    "startLine": edit.start_line, "startColumn": self.utf16_column(edit.path, edit.start_line, edit.start_column),
-                    "endLine": edit.end_line, "endColumn": self.utf16_column(edit.path, edit.end_line, edit.end_column),
-                },
-                "insertedContent": {"text": edit.content},
-            })
+            changes.setdefault(edit.path, []).append(self.replacement(edit))
         return {
             "description": {"text": fix.message + (" (unsafe: --unsafe-fixes applies it)" if fix.applicability == "unsafe" else "")},
             "artifactChanges": [{"artifactLocation": dict(self.artifact(path)[0]), "replacements": replacements}

@@ -1,0 +1,366 @@
+"""Input growers for the linear-cost tests (tests/test_linear_cost.py) and the size-limit benchmark
+(benchmarks/parsers.py): for every format in ``topolint.parsers.registry.PARSERS``, functions
+``make(n) -> str`` that write ONE valid input holding ``n`` distinct units (devices, ports,
+interfaces, result rows, settings, XML objects), so the parser does its full work at every size.
+
+Concatenating a sample is no grower: ibstat and ibv_devinfo refuse a device listed twice, two
+JSON documents are not one, and a repeated sample measures a parser's duplicate handling rather
+than its work. Shapes that made the landed version super-linear (affinity mask words, YAML list
+items, launcher settings, sibling XML elements, one long quoted value) have growers of their own.
+Every generated value is synthetic; nothing here comes from the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+
+class Grower(NamedTuple):
+    fmt: str
+    make: Callable[[int], str]
+    base: int  # units at 1x: enough that fixed costs do not hide the per-unit cost
+    # False where the units are one value's parts or lines a parser may skip (a mask's words, blank
+    # lines before one word, one quoted value, dmesg lines past the kept IOMMU lines), not facts.
+    distinct: bool = True
+
+    @property
+    def name(self) -> str:
+        return self.make.__name__.strip("_")
+
+
+def _joined(unit: Callable[[int], str], head: str = "", tail: str = "") -> Callable[[int], str]:
+    return lambda n: head + "".join(unit(i) for i in range(n)) + tail
+
+
+def _ipv4(i: int, first: int = 10) -> str:
+    """A distinct, valid address for unit ``i`` (up to 2**24 units)."""
+    return f"{first}.{i >> 16 & 255}.{i >> 8 & 255}.{i & 255}"
+
+
+# --- NCCL XML, nvidia-smi ---------------------------------------------------------------------
+
+def _topology(n: int) -> str:
+    cpus = "".join(
+        f'  <cpu numaid="{i}" affinity="{",".join(["ffffffff"] * 8)}" arch="x86_64">\n'
+        f'    <pci busid="{i % 256:04x}:{i // 256 % 256:02x}:00.0" class="0x030200" '
+        f'link_speed="32.0 GT/s PCIe" link_width="16">\n'
+        f'      <gpu dev="{i}" sm="90" rank="{i}" gdr="1"/>\n    </pci>\n  </cpu>\n'
+        for i in range(n))
+    return f'<system version="1">\n{cpus}</system>\n'
+
+
+def _mask(n: int) -> str:
+    words = ",".join(["0000ffff"] * n)
+    return f'<system version="1">\n  <cpu numaid="0" affinity="{words}" arch="x86_64"/>\n</system>\n'
+
+
+def _siblings(n: int) -> str:
+    return '<system version="1">\n' + '  <cpu numaid="0" arch="x86_64"/>\n' * n + "</system>\n"
+
+
+def _graph(n: int) -> str:
+    channels = "".join(f'    <channel>\n      <net dev="{i % 8}"/>\n      <gpu dev="{i % 8}"/>\n'
+                       f'      <gpu dev="{(i + 1) % 8}"/>\n      <net dev="{i % 8}"/>\n    </channel>\n'
+                       for i in range(n))
+    return (f'<graphs version="1">\n  <graph id="0" pattern="4" crossnic="0" nchannels="{n}" speedintra="20" '
+            f'speedinter="20" latencyinter="0" typeintra="NVL" typeinter="PIX" samechannels="0">\n{channels}'
+            "  </graph>\n</graphs>\n")
+
+
+def _matrix(n: int) -> str:
+    labels = [f"GPU{i}" for i in range(n)]
+    head = "\t" + "\t".join(labels) + "\tCPU Affinity\tNUMA Affinity\n"
+    rows = "".join(label + "\t" + "\t".join("X" if i == j else "NV12" for j in range(n)) + "\t0-47\t0\n"
+                   for i, label in enumerate(labels))
+    return head + rows
+
+
+def _nvlink(n: int) -> str:
+    return "".join(f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-{i:08x}-0000-0000-0000-000000000000)\n"
+                   + "".join(f"\t Link {link}: 26.562 GB/s\n" for link in range(18)) for i in range(n))
+
+
+# --- host facts (issue 9) ---------------------------------------------------------------------
+
+def _lspci(n: int) -> str:
+    """lspci -vvv: n bridges, each with a GPU below it (parents come from the bus ranges)."""
+    return "".join(
+        f"0000:{i % 200:02x}:{i // 200 % 32:02x}.0 PCI bridge [0604]: Broadcom / LSI PEX890xx [1000:c030]\n"
+        f"\tBus: primary=00, secondary={(i % 200) + 1:02x}, subordinate={(i % 200) + 1:02x}, sec-latency=0\n"
+        "\tCapabilities: [68] Express (v2) Downstream Port (Slot+), MSI 00\n"
+        "\t\tLnkCap:\tPort #1, Speed 32GT/s, Width x16, ASPM L1\n\t\tLnkSta:\tSpeed 32GT/s (ok), Width x8 (downgraded)\n"
+        "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n"
+        f"0000:{(i % 200) + 1:02x}:00.0 3D controller [0302]: NVIDIA Corporation GH100 [10de:2330] (rev a1)\n"
+        "\tNUMA node: 0\n\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16\n\t\tLnkSta:\tSpeed 2.5GT/s (downgraded)\n"
+        for i in range(n))
+
+
+def _lspci_excerpt(n: int) -> str:
+    return "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n" * n
+
+
+def _lspci_tree(n: int) -> str:
+    return "-[0000:00]-+-00.0  Host bridge\n" + "".join(
+        f"           +-{i % 32:02x}.{i % 8}-[{i % 256:02x}]--+-00.0  NVIDIA Corporation Device 2330\n"
+        "           |            \\-00.1  NVIDIA Corporation Device 22a3\n" for i in range(n))
+
+
+def _dmesg(n: int) -> str:
+    return "".join(f"[{i // 1000:5d}.{i % 1000:06d}] pci 0000:{i % 256:02x}:00.0: [10de:2330] type 00 class 0x030200\n"
+                   f"[{i // 1000:5d}.{i % 1000:06d}] DMAR: dmar0: Using Queued invalidation\n" for i in range(n))
+
+
+def _cmdline(n: int) -> str:
+    """/proc/cmdline is one line: n parameters on it."""
+    return ("BOOT_IMAGE=/boot/vmlinuz root=/dev/sda1 intel_iommu=on iommu=pt "
+            + " ".join(f"opt{i}=v{i}" for i in range(n)) + "\n")
+
+
+def _virt(n: int) -> str:
+    """One word; a file this large can only be blank lines in front of it."""
+    return " \n" * n + "kvm\n"
+
+
+def _dmi_product(n: int) -> str:
+    return " \n" * n + "Standard_ND96isr_H100_v5\n"
+
+
+def _numactl(n: int) -> str:
+    return f"available: {n} nodes (0-{n - 1})\n" + "".join(
+        f"node {k} cpus: {' '.join(map(str, range(8 * k, 8 * k + 8)))}\nnode {k} size: 64000 MB\n" for k in range(n))
+
+
+def _hwloc(n: int) -> str:
+    devices = "".join(
+        f'      <object type="PCIDev" pci_busid="0000:{i % 256:02x}:{i // 256 % 32:02x}.0" pci_type="0207 [15b3:1021] '
+        f'[15b3:0041] 00"><object type="OSDev" name="mlx5_{i}" osdev_type="48"/></object>\n' for i in range(n))
+    return ('<?xml version="1.0"?>\n<!DOCTYPE topology SYSTEM "hwloc2.dtd">\n<topology version="3.0">\n'
+            '  <object type="Package" os_index="0" cpuset="0x000000ff" nodeset="0x00000001">\n'
+            '    <object type="NUMANode" os_index="0" cpuset="0x000000ff" nodeset="0x00000001"/>\n'
+            f'    <object type="Bridge" bridge_type="0-1" depth="0">\n{devices}    </object>\n  </object>\n</topology>\n')
+
+
+def _hwloc_wide_nodeset(n: int) -> str:
+    """n PCI devices under a Package whose nodeset names 65,536 NUMA nodes (each device's locality
+    used to be that nodeset expanded: a 47 KB file took 71 s and 1.3 GB)."""
+    nodeset = ",".join(["0xffffffff"] * 2048)
+    devices = "".join(f'    <object type="PCIDev" pci_busid="0000:{i % 256:02x}:{i // 256 % 32:02x}.{i // 8192 % 8}" '
+                      f'pci_type="0302 [10de:2330] [10de:16c1] a1"/>\n' for i in range(n))
+    return (f'<?xml version="1.0"?>\n<topology version="3.0">\n  <object type="Package" os_index="0" cpuset="0xff" '
+            f'nodeset="{nodeset}">\n   <object type="Bridge" bridge_type="0-1" depth="0">\n{devices}   </object>\n'
+            "  </object>\n</topology>\n")
+
+
+# --- fabric outputs: one unit per device, port or interface, each named apart -----------------
+
+def ibstat_ca(i: int) -> str:
+    return (f"CA 'mlx5_{i}'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tFirmware version: 28.39.2048\n"
+            f"\tSystem image GUID: 0x{i:016x}\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n"
+            "\t\tRate: 400\n\t\tBase lid: 12\n\t\tLink layer: InfiniBand\n")
+
+
+def ibstatus_port(i: int) -> str:
+    return (f"Infiniband device 'mlx5_{i}' port 1 status:\n\tdefault gid:\t fe80:0000:0000:0000:0000:0000:{i >> 16 & 0xffff:04x}:"
+            f"{i & 0xffff:04x}\n\tbase lid:\t 0x{i & 0xffff:x}\n\tsm lid:\t\t 0x1\n\tstate:\t\t 4: ACTIVE\n"
+            "\tphys state:\t 5: LinkUp\n\trate:\t\t 400 Gb/sec (4X NDR)\n\tlink_layer:\t InfiniBand\n\n")
+
+
+def ibv_devinfo_hca(i: int) -> str:
+    return (f"hca_id:\tmlx5_{i}\n\ttransport:\t\t\tInfiniBand (0)\n\tvendor_part_id:\t\t\t4129\n\t\tport:\t1\n"
+            "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tmax_mtu:\t\t4096 (5)\n\t\t\tactive_mtu:\t\t4096 (5)\n"
+            "\t\t\tlink_layer:\t\tEthernet\n")
+
+
+def ibdev2netdev_line(i: int) -> str:
+    return f"mlx5_{i} port 1 ==> ens{i}f0np0 (Up)\n"
+
+
+def show_gids_row(i: int) -> str:
+    return (f"mlx5_{i}\t1\t3\t0000:0000:0000:0000:0000:ffff:{i >> 16 & 255:02x}{i >> 8 & 255:02x}:{i & 255:04x}\t"
+            f"{_ipv4(i)}  \tv2\tens{i}\n")
+
+
+def mlnx_qos_block(i: int) -> str:
+    return (f"$ mlnx_qos -i ens{i}\nPriority trust state: dscp\nPFC configuration:\n"
+            "\tpriority 0 1 2 3 4 5 6 7\n\tenabled  0 0 0 1 0 0 0 0\n")
+
+
+def sysfs_line(i: int) -> str:
+    return f"/sys/class/net/ens{i}/ecn/roce_np/enable/3:1\n"
+
+
+def ethtool_block(i: int) -> str:
+    return f"Settings for ens{i}:\n\tSpeed: 400000Mb/s\n\tLanes: 8\n\tDuplex: Full\n\tLink detected: yes\n"
+
+
+def ip_addr_link(i: int) -> str:
+    return (f"{i + 1}: ens{i}: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9000 qdisc mq state UP\n"
+            f"    inet {_ipv4(i)}/24 scope global ens{i}\n")
+
+
+def ip_route_line(i: int) -> str:
+    return f"{_ipv4(i)}/32 dev ens{i} proto kernel scope link src 10.0.0.4\n"
+
+
+def mount_line(i: int) -> str:
+    return f"{_ipv4(i)}:/d{i} /mnt/d{i} nfs4 rw,vers=4.1,clientaddr=10.0.0.4,addr={_ipv4(i)} 0 0\n"
+
+
+# --- measured output: nccl-tests text and -J JSON, NCCL logs ----------------------------------
+
+_TESTS_HEAD = (
+    "# nccl-tests version 2.17.1 nccl-headers=22105 nccl-library=22105\n"
+    "# Collective test starting: all_reduce_perf\n"
+    "# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 "
+    "validation: 1 graph: 0 unalign: 0\n#\n# Using devices\n"
+    + "".join(f"#  Rank {r:2d} Group  0 Pid   9001 on      gpu7 device {r:2d} [0000:{0x18 + r:02x}:00] NVIDIA H100\n"
+              for r in range(8))
+    + "#\n#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n")
+_TESTS_TAIL = "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 229.54\n#\n"
+
+
+def tests_row(i: int) -> str:
+    """One result row per message size: sizes differ, as nccl-tests steps them."""
+    size = 8 * (i + 1)
+    return f"{size:12d}  {size // 4:12d}     float     sum      -1   2341.2  229.31  229.31      0   2339.8  229.45  229.45      0\n"
+
+
+def _nccl_tests_json(n: int) -> str:
+    """One -J document (JSON_FILE_VERSION 3) with n results, the way nccl-tests writes it."""
+    devices = [{"rank": r, "group": 0, "pid": 5100, "hostname": "hgx03", "device": r, "device_hex": f"0000:{0x18 + r:02x}:00",
+                "device_info": "NVIDIA H100 80GB HBM3"} for r in range(8)]
+    half = {"time": 5120.0, "alg_bw": 209.7152, "bus_bw": 367.0016, "nwrong": 0.0}
+    results = [{"size": 8 * (i + 1), "count": 2 * (i + 1), "type": "float", "redop": "sum", "root": "    -1",
+                "out_of_place": half, "in_place": half, "actual_iterations": 20, "experiment_name": "all_reduce_perf"}
+               for i in range(n)]
+    document = {"version": 3, "nccl_version": 22703,
+                "config": {"nthreads": 1, "ngpus": 8, "minimum_bytes": 8, "maximum_bytes": 8 * n, "iterations": 20,
+                           "devices": devices},
+                "results": results, "out_of_bounds": {"count": 0, "okay": True},
+                "average_bus_bandwidth": {"bandwidth": 365.1, "okay": "unchecked"}}
+    return json.dumps(document, indent=1) + "\n"
+
+
+def nccl_log_rank(i: int) -> str:
+    """The lines one rank prints at init: version, transport, comm, two channels."""
+    where = f"node-{i}:{4242 + i}:{4342 + i} [0] NCCL INFO"
+    return (f"{where} NCCL version 2.27.3+cuda12.9\n{where} NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:{_ipv4(i)}<0>\n"
+            f"{where} Using network IB\n{where} comm 0x{0x5500000 + i:x} rank {i} nRanks 4096 nNodes 4096 localRanks 1 "
+            f"localRank 0 MNNVL 0\n{where} Channel 00/0 : {i}[0] -> {i + 1}[0] [send] via NET/IB/0\n"
+            f"{where} Channel 00/0 : {i + 1}[0] -> {i}[0] [receive] via NET/IB/0\n")
+
+
+# --- config files (issue 12's parsers are measured here too) ----------------------------------
+
+def shell_block(i: int) -> str:
+    return f"export NCCL_DEBUG=INFO\nif [ -n \"$X\" ]; then\n  NCCL_IB_HCA=mlx5_{i} srun train.py\nfi\n"
+
+
+def heredoc_block(i: int) -> str:
+    return f"cat > notes{i}.txt <<'EOF'\nline $x\nEOF\n: \"${{NCCL_DEBUG:=WARN}}\"\n"
+
+
+def quoted_value(n: int) -> str:
+    """One double-quoted shell value over n lines (a 1 MB quoted string took 27 s, issue 7)."""
+    return 'export NCCL_DEBUG="' + "aaaaaaaaa\n" * n + '"\n'
+
+
+def env_line(i: int) -> str:
+    return f'NCCL_DEBUG="WARN" # comment {i}\n'
+
+
+def dockerfile_env(n: int) -> str:
+    """One ENV instruction continued over n lines."""
+    return "FROM base\nENV " + "".join(f"NCCL_P{i}=1 \\\n" for i in range(n)) + "    NCCL_DEBUG=WARN\n"
+
+
+def setting_line(i: int) -> str:
+    return f"NCCL_X{i}=v{i}\n"
+
+
+def _pod(n: int) -> str:
+    head = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n"
+            "    image: x\n    env:\n")
+    return head + "".join(f"    - name: NCCL_X{i}\n      value: v{i}\n" for i in range(n))
+
+
+def _launcher(n: int) -> str:
+    return "import os\n" + "".join(f'os.environ["NCCL_X{i}"] = "v{i}"\n' for i in range(n))
+
+
+def _named(make: Callable[[int], str], name: str) -> Callable[[int], str]:
+    make.__name__ = name
+    return make
+
+
+GROWERS: tuple[Grower, ...] = (
+    Grower("nccl-topo-xml", _topology, 40),
+    Grower("nccl-topo-xml", _mask, 500, distinct=False),
+    Grower("nccl-topo-xml", _siblings, 400),
+    Grower("nccl-graph-xml", _graph, 100),
+    Grower("nvidia-smi-topo", _matrix, 8),  # cells grow with the square of n, and so does the text
+    Grower("nvidia-smi-nvlink", _nvlink, 8),
+    Grower("lspci", _lspci, 50),
+    Grower("lspci", _lspci_excerpt, 200),
+    Grower("lspci", _lspci_tree, 60),
+    Grower("dmesg", _dmesg, 300, distinct=False),
+    Grower("cmdline", _cmdline, 400),
+    Grower("virt", _virt, 2000, distinct=False),
+    Grower("dmi-product-name", _dmi_product, 2000, distinct=False),
+    Grower("numactl", _numactl, 60),
+    Grower("hwloc", _hwloc, 100),
+    Grower("hwloc", _hwloc_wide_nodeset, 200),
+    Grower("ibstat", _named(_joined(ibstat_ca), "ibstat_cas"), 40),
+    Grower("ibstatus", _named(_joined(ibstatus_port), "ibstatus_ports"), 40),
+    Grower("ibv_devinfo", _named(_joined(ibv_devinfo_hca), "ibv_devinfo_hcas"), 40),
+    Grower("ibdev2netdev", _named(_joined(ibdev2netdev_line), "ibdev2netdev_lines"), 200),
+    Grower("show_gids", _named(_joined(show_gids_row, "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"),
+                               "show_gids_rows"), 150),
+    Grower("mlnx_qos", _named(_joined(mlnx_qos_block), "mlnx_qos_blocks"), 80),
+    Grower("sysfs-dump", _named(_joined(sysfs_line), "sysfs_lines"), 200),
+    Grower("ethtool", _named(_joined(ethtool_block), "ethtool_blocks"), 100),
+    Grower("ip-addr", _named(_joined(ip_addr_link), "ip_addr_links"), 100),
+    Grower("ip-route", _named(_joined(ip_route_line), "ip_route_lines"), 200),
+    Grower("mounts", _named(_joined(mount_line), "mount_lines"), 100),
+    Grower("nccl-tests", _named(_joined(tests_row, _TESTS_HEAD, _TESTS_TAIL), "nccl_tests_rows"), 100),
+    Grower("nccl-tests", _nccl_tests_json, 60),
+    Grower("nccl-log", _named(_joined(nccl_log_rank), "nccl_log_ranks"), 60),
+    Grower("shell", _named(_joined(shell_block), "shell_blocks"), 100),
+    Grower("shell", _named(_joined(heredoc_block), "shell_heredocs"), 100),
+    Grower("shell", quoted_value, 400, distinct=False),
+    Grower("dockerfile", dockerfile_env, 300),
+    Grower("envfile", _named(_joined(env_line), "env_lines"), 200),
+    Grower("nccl-conf", _named(_joined(setting_line), "nccl_conf_lines"), 200),
+    Grower("deepspeed-env", _named(_joined(setting_line), "deepspeed_env_lines"), 200),
+    Grower("config-yaml", _pod, 150),
+    Grower("python", _launcher, 150),
+)
+
+
+def grown_formats() -> set[str]:
+    return {grower.fmt for grower in GROWERS}
+
+
+def sized(make: Callable[[int], str], target: int, within: float = 0.97) -> str:
+    """An input from ``make`` of at most ``target`` bytes and at least ``within`` of that (or one
+    unit). Sizes grow as a power of n (the matrix with its square), so n is found by Newton steps
+    on log(size) from two probes: a few texts are written, not a bisection's two dozen."""
+    points = [(n, len(make(n))) for n in (16, 64)]
+    best = make(1)
+    for _ in range(12):
+        (n1, s1), (n2, s2) = points[-2], points[-1]
+        power = max(math.log(s2 / s1) / math.log(n2 / n1), 0.5) if s2 > s1 and n2 != n1 else 1.0
+        n = max(1, int(n2 * (target * (1 + within) / 2 / s2) ** (1 / power)))
+        if n in (n1, n2):
+            n = n2 - 1 if s2 > target else n2 + 1
+        text = make(n)
+        if len(text) <= target:
+            best = max(best, text, key=len)
+            if len(text) >= within * target:
+                return text
+        points.append((n, len(text)))
+    return best
