@@ -127,6 +127,19 @@ class NcclSystem:
         self._build()
         self._compute_paths()
 
+    def release(self) -> None:
+        """Break the graph's cycles (node -> link -> node, paths -> links) so that reference
+        counting frees it: a check run turns the cycle collector off (cli.py), and a cluster of
+        distinct nodes builds one graph per node. The graph is unusable afterwards."""
+        for nodes in self.nodes.values():
+            for node in nodes:
+                node.links.clear()
+                node.paths.clear()
+                node.attrs.clear()
+        self.nodes.clear()
+        self._local_memo.clear()
+        self._local_gpu_memo.clear()
+
     # ---- parameters -----------------------------------------------------------------------------
     def param(self, name: str, default: int) -> int:
         """NCCL_PARAM: strtoll(value, NULL, 0) when set and not empty, else the default."""
@@ -843,7 +856,7 @@ def check_loads(topology: TopologyFile, version: NcclVersion) -> None:
     key = _renamed_digest(topology, version)
     if key in _ACCEPTED:
         return
-    NcclSystem(topology, version)
+    NcclSystem(topology, version).release()  # only the answer is kept
     _ACCEPTED.add(key)
 
 

@@ -10,6 +10,7 @@ as a networkx DiGraph, importing networkx only then.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -73,8 +74,30 @@ def net_id(nic_index: int, net_index: int) -> tuple:
 
 
 _HOST_AND_NAMES = re.compile(r'\s(?:host_hash|name|guid)="[^"]*"')
-# Path tables by System.signature: a cluster's identical nodes share one computation.
-_PATHS: dict[tuple, dict] = {}
+# Path tables and NCCL graphs by System.signature: a cluster's identical nodes share one
+# computation. Bounded, least recently used first out, so a cluster of distinct nodes does not
+# keep every node's graph. An evicted NCCL graph is released (its cycles broken): callers use a
+# graph only within one call, and a node's own entries are the most recent.
+_PATHS: OrderedDict[tuple, object] = OrderedDict()
+_PATHS_LIMIT = 96
+
+
+def _recall(key: tuple):
+    value = _PATHS.get(key, _PATHS)
+    if value is _PATHS:
+        return None
+    _PATHS.move_to_end(key)
+    return value
+
+
+def _remember(key: tuple, value):
+    _PATHS[key] = value
+    _PATHS.move_to_end(key)
+    while len(_PATHS) > _PATHS_LIMIT:
+        _, evicted = _PATHS.popitem(last=False)
+        if hasattr(evicted, "release"):
+            evicted.release()
+    return value
 
 
 class System:
@@ -261,13 +284,13 @@ class System:
         as NCCL's ncclTopoSetPaths computes them (model/nccl_graph.py) wherever NCCL loads the
         file; ``via`` (the nodes passed, which the estimate routes over) from this graph's own
         search, which also answers alone for files NCCL refuses."""
-        cached = _PATHS.get(("raw", self.signature))
+        cached = _recall(("raw", self.signature))
         if cached is None:
             cached = {bus: self.paths_from(gpu_id(bus)) for bus in self.gpus}
             nccl = self.nccl()
             if nccl is not None:
                 self._take_nccl_set_paths(nccl, cached)
-            _PATHS[("raw", self.signature)] = cached
+            _remember(("raw", self.signature), cached)
         return cached
 
     def _take_nccl_set_paths(self, nccl, paths: dict[str, dict[tuple, Path]]) -> None:
@@ -324,23 +347,23 @@ class System:
         """Final GPU to NET paths: P2C merged, PXN routes applied, GDR-less paths through the CPU,
         as NCCL's own ncclTopoComputePaths gives them (model/nccl_graph.py); the simplified model
         only for GPUs or NETs NCCL does not have (or when NCCL refuses the file)."""
-        cached = _PATHS.get(("net", self.signature))
+        cached = _recall(("net", self.signature))
         if cached is None:
             cached = self._gpu_net_paths()
             nccl = self.nccl()
             if nccl is not None:
                 for (bus, net), path in self._nccl_net_paths(nccl).items():
                     cached.setdefault(bus, {})[net] = path
-            _PATHS[("net", self.signature)] = cached
+            _remember(("net", self.signature), cached)
         return cached
 
     def nccl(self, env: dict[str, str] | None = None):
         """NCCL's own graph for this file and version (NcclSystem), or None when NCCL refuses
         the file or its NETs cannot be matched to the file's <net> elements."""
         key = ("nccl", self.signature, tuple(sorted((env or {}).items())))
-        if key not in _PATHS:
-            _PATHS[key] = self._load_nccl(env)
-        return _PATHS[key]
+        if key in _PATHS:
+            return _recall(key)
+        return _remember(key, self._load_nccl(env))
 
     def _load_nccl(self, env):
         from topolint.model.nccl_graph import NET as NCCL_NET
