@@ -361,8 +361,12 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
          "only the NIC's best-bandwidth GPUs (ncclTopoGetLocal)"),
     _row("local_net_rule", "2.0", "one_per_rank", "src/graph/search.cc ncclTopoGetLocalNet",
          "one NET per rank (best NET-to-GPU bandwidth, then type; dev modulo their count), every channel"),
-    _row("local_net_rule", "2.18.0", "per_channel", "src/graph/topo.cc ncclTopoGetLocalNet",
-         "the GPU's best NETs (ncclTopoGetLocal), one step per channel"),
+    _row("local_net_rule", "2.18.0", "net_mask", "src/graph/topo.cc ncclTopoGetLocalNet getLocalNetMask",
+         "GPUs with the same mask of best NETs share them round robin per channel; ncclTopoGetLocalGpu: "
+         "the NET's position in the mask of its best-type GPUs"),
+    _row("local_net_rule", "2.18.5", "per_channel", "src/graph/topo.cc ncclTopoGetLocalNet ncclTopoGetLocal",
+         "the GPU's best NETs (ncclTopoGetLocal), one step per channel; ncclTopoGetLocalGpu: the first GPU "
+         "whose channel uses the NET"),
     _row("local_net_dev_modulo", "2.0", False, "src/graph/topo.cc ncclTopoGetLocalNet", "start at the GPU's dev"),
     _row("local_net_dev_modulo", "2.30.7", True, "src/graph/topo.cc ncclTopoGetLocalNetType",
          "start at dev modulo the NIC's local GPU count"),
