@@ -72,8 +72,8 @@ def _nccl_reader(entity: str, topology, version) -> Iterator[Hit]:
 
 def _remove_bom(topology):
     """A safe fix when the file starts with a byte-order mark: NCCL's reader stops at its first
-    byte (xmlGetToken expects '<'), so the mark is the error NCCL reports, and the file cannot
-    load today whatever else it holds."""
+    byte (src/graph/xml.cc xmlGetNode: "expecting '<'"), so the mark is the error NCCL reports
+    and the file cannot load today, whatever else it holds."""
     from topolint.engine.fixes import SAFE, remove_bom
 
     return remove_bom(topology.path, "Remove the byte-order mark", SAFE) if topology.bom else None

@@ -400,9 +400,9 @@ class _ShellParser:
         written = word_raw.split("=", 1)[1]
         if not written or not text.startswith(written, column - 1):
             return None
-        default = re.search(_DEFAULT_OF.format(name=re.escape(name)), written)
-        if default and default.group(1) == value:  # rewrite the default NCCL reads when unset
-            return column + default.start(1), value
+        default = _SELF_DEFAULT.fullmatch(written) if "${" in written else None
+        if default and default.group("name") == name and default.group("value") == value:
+            return column + default.start("value"), value  # rewrite the default NCCL reads when unset
         return column, written
 
 
@@ -610,7 +610,8 @@ def _tee(words: list[str]) -> str | None:
     return next((w for w in words[start:] if not w.startswith("-")), None)
 
 
-_DEFAULT_OF = r"^\"?\$\{{{name}:?[-=]([^}}$`\"]*)\}}\"?$"  # NAME=${NAME:-v}, quoted or not
+# The value of NAME=${NAME:-v} (or :=, quoted or not); one pattern for every name, not one each.
+_SELF_DEFAULT = re.compile(r'"?\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?[-=](?P<value>[^}$`"]*)\}"?')
 _ASSIGN_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?=(?P<value>[^}]*)\}")
 
 
