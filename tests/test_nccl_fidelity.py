@@ -257,3 +257,20 @@ def test_channel_nic_by_net_mask_before_2_18_5():
     assert v("2.18.5").behaviour("local_net_rule") == "per_channel"
     assert channel_nets("2.18.1") == ([[0, 2, 0, 2], [1, 3, 1, 3]], [0, 1, 0, 1])
     assert channel_nets("2.18.5") == ([[0, 1, 0, 1], [2, 3, 2, 3]], [0, 0, 1, 1])
+
+
+def test_local_gpu_asked_after_the_load_on_2_18_1_does_not_fail():
+    """On generated topology 8/134 NCCL 2.18.1 loads (ncclTopoComputePaths' own
+    ncclTopoGetLocalGpu calls pass), but the final paths give two best-type GPUs of a NIC
+    different NET masks, so asking again fails (topo.cc ncclTopoGetLocalGpu WARN): topolint
+    then falls back to its own choice instead of a traceback."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "oracle"))
+    from generate import generate
+
+    text, _ = generate(8, 134)
+    s = system(text, "2.18.1")
+    assert s.nccl() is not None
+    assert all(s.local_gpu(net) in s.gpus for net in s.nets)
