@@ -10,7 +10,7 @@ a few nodes with faults so rules have work to do. Each folder is a node bundle (
 the median of ``--repeat`` runs of
 
 * topolint: ``topolint check DIR --select ALL --preview --format json -o /dev/null`` (``--jobs N``
-  passes that on; by default topolint checks nodes in one worker process per CPU)
+  passes that on; topolint's default is one process)
 * floor: a Python process that reads the same files, parses every XML with lxml and splits
   every matrix into lines,
 
