@@ -232,3 +232,45 @@ def test_matrix_sys_within_one_numa_node_is_phb(corpus):
 def test_numa002_names_p2c_for_2_30_7(tmp_path):
     found = findings(tmp_path, FAST_FAR, "--select", "NUMA002")
     assert "NCCL_NET_GDR_LEVEL P2C" in found[0]["message"]
+
+
+# ncclTopoGetLocalNet / ncclTopoGetLocalGpu (src/graph/topo.cc): 2.18.1-2.18.3 share a mask of
+# best NETs round robin between the GPUs that have that mask (getLocalNetMask); from 2.18.5 each
+# GPU starts at its bit-mirrored dev and steps once per channel within its share.
+FOUR_NICS = xml([switch("0000:10:00.0", gpu("0000:11:00.0", 0), gpu("0000:12:00.0", 1),
+                        *(nic(f"0000:1{3 + i}:00.0", f"mlx5_{i}", i) for i in range(4)))])
+
+
+def channel_nets(version: str) -> tuple[list[list[int]], list[int]]:
+    """The NET of channels 0..3 per GPU, and each NET's local GPU (the PXN relay)."""
+    from types import SimpleNamespace
+
+    from topolint.model.nccl_graph import NcclSystem
+
+    s = NcclSystem(SimpleNamespace(path="t.xml", text=FOUR_NICS, bom=False), NcclVersion.parse(version), {})
+    return [[s.local_net(g, c) for c in range(4)] for g in range(2)], [s.local_gpu(n) for n in range(4)]
+
+
+def test_channel_nic_by_net_mask_before_2_18_5():
+    v = NcclVersion.parse
+    assert v("2.18.3").behaviour("local_net_rule") == "net_mask"
+    assert v("2.18.5").behaviour("local_net_rule") == "per_channel"
+    assert channel_nets("2.18.1") == ([[0, 2, 0, 2], [1, 3, 1, 3]], [0, 1, 0, 1])
+    assert channel_nets("2.18.5") == ([[0, 1, 0, 1], [2, 3, 2, 3]], [0, 0, 1, 1])
+
+
+def test_local_gpu_asked_after_the_load_on_2_18_1_does_not_fail():
+    """On generated topology 8/134 NCCL 2.18.1 loads (ncclTopoComputePaths' own
+    ncclTopoGetLocalGpu calls pass), but the final paths give two best-type GPUs of a NIC
+    different NET masks, so asking again fails (topo.cc ncclTopoGetLocalGpu WARN): topolint
+    then falls back to its own choice instead of a traceback."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "oracle"))
+    from generate import generate
+
+    text, _ = generate(8, 134)
+    s = system(text, "2.18.1")
+    assert s.nccl() is not None
+    assert all(s.local_gpu(net) in s.gpus for net in s.nets)

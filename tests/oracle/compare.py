@@ -42,6 +42,7 @@ def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str]
     except TopologyRejected as error:
         return {"accepted": False, "stage": "system", "message": str(error)}
     gpus, nets = system.nodes[GPU], system.nodes[NET]
+    has_pxn = version.behaviour("pxn_rule") is not None
     name = system.type_name
 
     def pair(p):
@@ -57,7 +58,9 @@ def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str]
         "net_gpu": [[pair(n.paths[GPU][g]) for g in range(len(gpus))] for n in nets],
         "gdr": [[[system.check_gdr(g, n, True), system.check_gdr(g, n, False)] for n in range(len(nets))]
                 for g in range(len(gpus))],
-        "relay": [[gpus[system.intermediate(g, n)].attrs["rank"] for n in range(len(nets))] for g in range(len(gpus))],
+        # -2: the tag has no PXN and no ncclTopoGetIntermediateRank (before 2.12)
+        "relay": [[gpus[system.intermediate(g, n)].attrs["rank"] if has_pxn else -2 for n in range(len(nets))]
+                  for g in range(len(gpus))],
         "channels": [[_dev(system, system.local_net(g, c)) for c in range(16)] for g in range(len(gpus))]
         if nets else [[-9] * 16 for _ in gpus],
     }

@@ -598,8 +598,11 @@ class NcclSystem:
     def local_net(self, g: int, channel: int) -> int | None:
         """ncclTopoGetLocalNet: the NET index a GPU uses on ``channel`` (-1: NCCL's "no NET" id
         before 2.18, None: no local NET after)."""
-        if self.version.behaviour("local_net_rule") == "one_per_rank":
+        rule = self.version.behaviour("local_net_rule")
+        if rule == "one_per_rank":
             return self._local_net_of_rank(g)
+        if rule == "net_mask":
+            return self._local_net_by_mask(g, channel)
         nets = self.local(GPU, g, NET)
         if not nets:
             return None
@@ -621,6 +624,61 @@ class NcclSystem:
                 found.append(n)
         return found[self.nodes[GPU][g].attrs["dev"] % len(found)] if found else -1
 
+    def _net_mask(self, g: int) -> tuple[tuple[int, ...], int] | None:
+        """getLocalNetMask (2.18.1-2.18.3, src/graph/topo.cc): the ids of the NETs with the most
+        NET-to-GPU bandwidth, then the best type, as a 64-bit mask (sorted ids), and that type
+        (PATH_DIS when no path beats an unreached one). None: an id of 64 or more
+        (ncclInternalError)."""
+        min_type, max_bw, ids, best = self.t("DIS"), 0.0, [], self.t("DIS")
+        for net in self.nodes[NET]:
+            p = net.paths[GPU][g]
+            if p.bw > max_bw or (p.bw == max_bw and p.type < min_type):
+                max_bw, min_type, ids, best = p.bw, p.type, [], p.type
+            if p.bw == max_bw and p.type == min_type:
+                ids.append(net.attrs["dev"])
+        if any(i >= 64 for i in ids):
+            return None
+        return tuple(sorted(set(ids))), best
+
+    def _net_index(self, net_id: int) -> int:
+        """ncclTopoIdToIndex: the first NET with that id (a NET's id is its dev before 2.24)."""
+        return next(n for n, net in enumerate(self.nodes[NET]) if net.attrs["dev"] == net_id)
+
+    def _local_net_by_mask(self, g: int, channel: int) -> int | None:
+        """ncclTopoGetLocalNet 2.18.1-2.18.3: the GPUs with the same NET mask as this one share
+        its NETs round robin, GPU after GPU, then channel after channel (None: the call fails)."""
+        masks = [self._net_mask(h) for h in range(len(self.nodes[GPU]))]
+        if any(m is None for m in masks) or not masks[g][0]:
+            return None
+        mask = masks[g][0]
+        sharing = [h for h, m in enumerate(masks) if m[0] == mask]
+        return self._net_index(mask[(channel * len(sharing) + sharing.index(g)) % len(mask)])
+
+    def _local_gpu_by_mask(self, n: int) -> int:
+        """ncclTopoGetLocalGpu 2.18.1-2.18.3: among the GPUs whose NET mask holds the NET, those
+        with the best type; the NET's position in their mask, modulo their count, picks one.
+        Two such GPUs with different masks fail the call (WARN, ncclInternalError)."""
+        net_id = self.nodes[NET][n].attrs["dev"]
+        min_type, local_mask, gpus = self.t("DIS"), (), []
+        for h in range(len(self.nodes[GPU])):
+            found = self._net_mask(h)
+            if found is None:
+                raise TopologyRejected("getLocalNetMask: a NET id of 64 or more (ncclInternalError)")
+            mask, best = found
+            if net_id not in mask:
+                continue
+            if best < min_type:
+                local_mask, gpus, min_type = mask, [], best
+            if best == min_type:
+                if local_mask and mask != local_mask:
+                    raise TopologyRejected(
+                        f"Gpus {h} and {gpus[-1]} both have a type of {min_type} with net {net_id} yet have "
+                        f"different netMasks of {_mask_hex(mask)} and {_mask_hex(local_mask)}")
+                gpus.append(h)
+        if not local_mask:
+            return -1
+        return gpus[local_mask.index(net_id) % len(gpus)]
+
     def local_gpu(self, n: int) -> int:
         """ncclTopoGetLocalGpu: the first GPU (of the NET's best GPUs) whose channels use it."""
         found = self._local_gpu_memo.get(n)
@@ -629,6 +687,8 @@ class NcclSystem:
         return found
 
     def _local_gpu(self, n: int) -> int:
+        if self.version.behaviour("local_net_rule") == "net_mask":
+            return self._local_gpu_by_mask(n)
         candidates = self.local(NET, n, GPU) if self.version.behaviour("local_gpu_among_best") \
             else list(range(len(self.nodes[GPU])))
         for channel in range(self.version.max_channels):
@@ -869,6 +929,10 @@ def local_net_index(dev: int, net_count: int, gpu_count: int, channel: int, vers
     if net_count & (net_count - 1) == 0:
         net = _mirror_bits(net, net_count)
     return (net + channel % per_gpu) % net_count
+
+
+def _mask_hex(ids: tuple[int, ...]) -> str:
+    return f"{sum(1 << i for i in ids):x}"
 
 
 def _mirror_bits(value: int, pow2: int) -> int:

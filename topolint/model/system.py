@@ -446,7 +446,12 @@ class System:
         graph): the best bandwidth, then type, then bus id among them."""
         nccl = self.nccl() if paths is None else None
         if nccl is not None and net in nccl.net_keys:
-            g = nccl.local_gpu(nccl.net_keys.index(net))
+            from topolint.model.nccl_graph import TopologyRejected
+
+            try:
+                g = nccl.local_gpu(nccl.net_keys.index(net))
+            except TopologyRejected:  # 2.18.1-2.18.3 with PXN off: NCCL never asks, and would fail
+                g = -1
             if g >= 0 and nccl.gpu_bus[g] in self.gpus:
                 return nccl.gpu_bus[g]
         paths = paths or self.gpu_net_paths
