@@ -225,3 +225,13 @@ def test_a_numaid_two_hosts_share_reads_ncclTopoSetPaths_shared_slot():
     for bus in s.gpus:
         own = s.gpu_cpu_path(s.gpus[bus])
         assert own is not None and own.type == "PHB"
+
+
+def test_gdr_read_setting_is_read_as_ncclLoadParam_reads_it_without_nccls_graph():
+    """src/misc/param.cc ncclLoadParam: strtoll(value, NULL, 0), so "00" is 0 (reads off), and a
+    negative value is the default's rule (paths.cc ncclTopoCheckGdr: gdrReadParam < 0)."""
+    s = system([gpu("0000:11:00.0", 0), gpu("0000:12:00.0", 1)], version="2.18.6")
+    first = s.gpus["0000:11:00.0"]
+    assert s._gdr_read_allowed(first, "00") is False
+    assert s._gdr_read_allowed(first, "0x1") is True
+    assert s._gdr_read_allowed(first, "-1") == s._gdr_read_allowed(first, None)

@@ -495,10 +495,12 @@ class System:
         """The read-only conditions of ncclTopoCheckGdr (src/graph/paths.cc), where NCCL's graph
         is not available: NCCL_NET_GDR_READ=0 turns reads off; unset, a GPU that is not alone
         needs an NVLink peer (NcclVersion.gdr_read_needs_nvlink_peer)."""
-        value = (gdr_read or "").strip()
-        if value == "0":
+        from topolint.model.nccl_env import param_read
+
+        value = param_read(gdr_read)  # read as ncclLoadParam reads it; unset is the default, -2
+        if value == 0:
             return False
-        if value:
+        if value is not None and value > 0:
             return True
         return not (self.version.gdr_read_needs_nvlink_peer(gpu.sm) and len(self.gpus) > 1
                     and not self.nvlink_peers(gpu))
