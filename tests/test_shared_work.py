@@ -85,7 +85,7 @@ def test_which_host_hashes_and_guids_are_equal_is_never_shared(monkeypatch):
         return _topology(f'<system version="1">{cpu.format(first, 0)}{cpu.format(second, 1)}</system>\n')
 
     version = VERSIONS[-1]
-    key = nccl_graph._renamed_digest
+    key = nccl_graph.renamed_digest
     assert key(two_cpus("0x11", "0x11"), version) == key(two_cpus("0x22", "0x22"), version)
     assert key(two_cpus("0x11", "0x22"), version) == key(two_cpus("0x33", "0x44"), version)
     assert key(two_cpus("0x11", "0x11"), version) != key(two_cpus("0x11", "0x22"), version)

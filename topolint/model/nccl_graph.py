@@ -896,7 +896,9 @@ _ACCEPTED: set[bytes] = set()
 _RENAMEABLE = re.compile(r'(\s(host_hash|name|guid)=")([0-9A-Za-z_.:]*)(?=")')
 
 
-def _renamed_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
+def renamed_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
+    """The key under which nodes share NCCL's answers for a file: its text with names, GUIDs and
+    host hashes renamed canonically (see above), its byte-order mark and the version."""
     seen: dict[tuple, int] = {}
 
     def stand_in(match: re.Match) -> str:
@@ -913,7 +915,7 @@ def _renamed_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
 def check_loads(topology: TopologyFile, version: NcclVersion) -> None:
     """Raises TopologyRejected as ``NcclSystem(topology, version)`` would, building the system
     only for a file that differs from every accepted one in more than renameable values."""
-    key = _renamed_digest(topology, version)
+    key = renamed_digest(topology, version)
     if key in _ACCEPTED:
         return
     NcclSystem(topology, version).release()  # only the answer is kept

@@ -73,7 +73,6 @@ def net_id(nic_index: int, net_index: int) -> tuple:
     return ("net", nic_index, net_index)
 
 
-_HOST_AND_NAMES = re.compile(r'\s(?:host_hash|name|guid)="[^"]*"')
 # Path tables and NCCL graphs by System.signature: a cluster's identical nodes share one
 # computation. Bounded, least recently used first out, so a cluster of distinct nodes does not
 # keep every node's graph. An evicted NCCL graph is released (its cycles broken): callers use a
@@ -140,6 +139,8 @@ class System:
     def signature(self) -> tuple:
         """Everything paths depend on. Nodes of one cluster mostly share it, so their paths are
         computed once (host hashes reduced to which CPUs share a host; names left out)."""
+        from topolint.model.nccl_graph import renamed_digest
+
         topo = self.topology
         hosts = {}
         return (
@@ -151,9 +152,10 @@ class System:
                    tuple((n.target, n.count, n.tclass) for n in g.nvlinks),
                    tuple((c.bw_mbps, c.count) for c in g.c2c)) for g in topo.gpus),
             tuple((nic.bus_id, nic.cpu_index, tuple((n.speed_mbps, n.gdr) for n in nic.nets)) for nic in topo.nics),
-            # NCCL's own graph reads the whole file (switch ids, <pcilink>, layout): its text,
-            # host hashes and names aside, so identical nodes of a cluster still share one result.
-            _HOST_AND_NAMES.sub("", topo.text) if topo.text else None,
+            # NCCL's own graph reads the whole file (switch ids, <pcilink>, layout): the key its
+            # load shares under (names, GUIDs and host hashes renamed, their lengths and equalities
+            # kept), so identical nodes of a cluster still share one result.
+            renamed_digest(topo, self.version) if topo.text else None,
         )
 
     # ---- construction -------------------------------------------------------------------------
