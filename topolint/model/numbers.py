@@ -71,8 +71,23 @@ def hex_int(text: str | None) -> int | None:
     return int(match.group(1), 16) if match else None
 
 
+def _plain_decimal(text: str, base: int) -> bool:
+    """Whether ``text`` is digits only, with no leading zero (octal in base 0) and short enough
+    that C cannot saturate: the common attribute ("0", "90", "400000"), which ``int`` reads as
+    C does. tests/test_numbers_fast.py holds the two paths equal."""
+    return (base in (0, 10) and len(text) <= MAX_DIGITS and text.isdigit() and text.isascii()
+            and (text[0] != "0" or len(text) == 1))
+
+
 def _c_integer(text: str, base: int) -> tuple[int | None, int]:
     """(value, end) of C's strtol-family scan; value None when no digit was read."""
+    if _plain_decimal(text, base):
+        return int(text), len(text)
+    return _c_integer_scan(text, base)
+
+
+def _c_integer_scan(text: str, base: int) -> tuple[int | None, int]:
+    """The general scan: blanks, sign, ``0x`` and octal prefixes, digits of ``base``."""
     start = len(text) - len(text.lstrip(_C_SPACE))
     match = _C_INT.match(text, start)
     sign, prefix, digits = match.groups()
