@@ -29,3 +29,14 @@ def test_plain_decimals_take_the_fast_path(text):
 @pytest.mark.parametrize("text", ["010", "00", "٣", "²", "9" * 25, "-1", " 1", "1.5", ""])
 def test_other_texts_take_the_general_scan(text):
     assert not numbers._plain_decimal(text, 0)
+
+
+def _strtol_prefix_by_the_scan(text, base):
+    value, _ = numbers._c_integer_scan(text, base) if text else (None, 0)
+    return None if value is None else max(numbers.LONG_MIN, min(numbers.LONG_MAX, value))
+
+
+@pytest.mark.parametrize("base", [0, 8, 10, 16])
+@pytest.mark.parametrize("text", EDGE_INTEGERS)
+def test_strtol_prefix_fast_path_matches_the_general_scan(text, base):
+    assert numbers.strtol_prefix(text, base) == _strtol_prefix_by_the_scan(text, base)

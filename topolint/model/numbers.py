@@ -129,7 +129,10 @@ def strtol_prefix(text: str | None, base: int = 0) -> int | None:
     when no digit can be read at all (where C would return 0 without a sign of failure)."""
     if not text:
         return None
-    value, _ = _c_integer(text, base)
+    if _plain_decimal(text, base):  # at most 24 digits: within LONG_MAX's saturation below
+        value = int(text)
+        return value if value <= LONG_MAX else LONG_MAX
+    value, _ = _c_integer_scan(text, base)
     return None if value is None else max(LONG_MIN, min(LONG_MAX, value))
 
 

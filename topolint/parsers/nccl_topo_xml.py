@@ -20,9 +20,10 @@ from topolint.model.facts import (
     TopologyFile,
     XmlElementStat,
     build,
+    location,
 )
 from topolint.model.numbers import strtol_prefix
-from topolint.parsers.xmlsafe import declaration_and_doctype, parse_xml, start_tag_positions, tab_lines
+from topolint.parsers.xmlsafe import declaration_and_doctype, parse_xml, start_tags, tab_lines
 
 
 def pci_kind_from_class(pci_class: str | None) -> str:
@@ -59,18 +60,14 @@ class _Walker:
     def __init__(self, source: SourceFile, root: etree._Element):
         self.source = source
         self.root = root
-        self.positions: dict[etree._Element, Location] = {}
-        self._children: dict[etree._Element, list] = {}
-        elements = [e for e in root.iter() if isinstance(e.tag, str)]
-        tags = start_tag_positions(source.text)
-        # Tags before the root (none in practice) would shift the zip; align on the root tag.
-        offset = next((i for i, t in enumerate(tags) if t.tag == root.tag), 0)
-        tags = tags[offset:]
-        for i, element in enumerate(elements):
-            if i < len(tags) and tags[i].tag == element.tag:
-                self.positions[element] = build(Location, path=source.path, line=tags[i].line, column=tags[i].column)
-            else:
-                self.positions[element] = build(Location, path=source.path, line=element.sourceline or 1, column=0)
+        elements = list(root.iter(etree.Element))  # elements only: no comments, PIs, entities
+        self.positions = _element_locations(source.path, source.text, root, elements)
+        # One pass over the elements gives every element's children (document order) and its
+        # attributes, read from lxml once: the stats and the facts both use them.
+        self._children: dict[etree._Element, list] = {element: [] for element in elements}
+        for element in elements[1:]:
+            self._children[element.getparent()].append(element)
+        self._attrs = {element: dict(element.items()) for element in elements}
         self.element_count = len(elements)
         self.stats: list[XmlElementStat] = []
         self.cpus: list[Cpu] = []
@@ -81,26 +78,28 @@ class _Walker:
     def loc(self, element: etree._Element) -> Location:
         return self.positions[element]
 
+    def attrs(self, element: etree._Element) -> dict[str, str]:
+        """The element's attributes (each fact that keeps them gets this one dict: one fact per
+        element)."""
+        return self._attrs[element]
+
     def children(self, element: etree._Element, tag: str | None = None) -> list[etree._Element]:
-        kids = self._children.get(element)
-        if kids is None:  # each element's children are asked for several times: list them once
-            kids = self._children[element] = [c for c in element if isinstance(c.tag, str)]
+        kids = self._children[element]
         return kids if tag is None else [c for c in kids if c.tag == tag]
 
     def walk(self) -> None:
-        for element in self.positions:
-            empty = [k for k, v in element.attrib.items() if v.strip() == ""]
+        for element, loc in self.positions.items():
             self.stats.append(
                 build(XmlElementStat,
                     tag=element.tag,
-                    child_count=len(self.children(element)),
-                    empty_attrs=empty,
-                    loc=self.loc(element),
+                    child_count=len(self._children[element]),
+                    empty_attrs=[k for k, v in self._attrs[element].items() if not v.strip()],
+                    loc=loc,
                 )
             )
         for cpu_el in self.children(self.root, "cpu"):
             cpu_index = len(self.cpus)
-            a = dict(cpu_el.attrib)
+            a = self.attrs(cpu_el)
             self.cpus.append(
                 build(Cpu,
                     index=cpu_index,
@@ -122,7 +121,7 @@ class _Walker:
                     self.add_nic(child, cpu_index, None)
 
     def walk_pci(self, element: etree._Element, cpu_index: int, parent: str | None) -> None:
-        a = dict(element.attrib)
+        a = self.attrs(element)
         bus_id = (a.get("busid") or "").lower()
         gpu_children = self.children(element, "gpu")
         nic_children = self.children(element, "nic")
@@ -173,21 +172,23 @@ class _Walker:
             self.walk_pci(child, cpu_index, bus_id)
 
     def add_gpu(self, element: etree._Element, bus_id: str, cpu_index: int) -> None:
-        a = dict(element.attrib)
-        nvlinks = [
-            build(NvLink,
-                target=(n.get("target") or "").lower() or None,
-                count=_int(n.get("count")),
-                tclass=n.get("tclass"),
-                attrs=dict(n.attrib),
-                loc=self.loc(n),
+        a = self.attrs(element)
+        nvlinks = []
+        for n in self.children(element, "nvlink"):
+            link = self.attrs(n)
+            nvlinks.append(
+                build(NvLink,
+                    target=(link.get("target") or "").lower() or None,
+                    count=_int(link.get("count")),
+                    tclass=link.get("tclass"),
+                    attrs=link,
+                    loc=self.loc(n),
+                )
             )
-            for n in self.children(element, "nvlink")
-        ]
-        c2c = [
-            build(C2cLink, bw_mbps=_int(c.get("bw")), count=_int(c.get("count")), loc=self.loc(c))
-            for c in self.children(element, "c2c")
-        ]
+        c2c = []
+        for c in self.children(element, "c2c"):
+            link = self.attrs(c)
+            c2c.append(build(C2cLink, bw_mbps=_int(link.get("bw")), count=_int(link.get("count")), loc=self.loc(c)))
         self.gpus.append(
             build(Gpu,
                 bus_id=bus_id,
@@ -206,7 +207,7 @@ class _Walker:
     def add_nic(self, element: etree._Element, cpu_index: int, bus_id: str | None) -> None:
         nets = []
         for net_el in self.children(element, "net"):
-            a = dict(net_el.attrib)
+            a = self.attrs(net_el)
             nets.append(
                 build(Net,
                     name=a.get("name"),
@@ -222,6 +223,22 @@ class _Walker:
         self.nics.append(
             build(Nic, bus_id=bus_id, cpu_index=cpu_index, nets=nets, loc=self.loc(element))
         )
+
+
+def _element_locations(path: str, text: str, root: etree._Element, elements: list) -> dict:
+    """Each element's Location: its start tag's line and column from the text where the tags
+    line up with lxml's elements, else lxml's line with no column."""
+    tags = start_tags(text)
+    # Tags before the root (none in practice) would shift the zip; align on the root tag.
+    offset = next((i for i, t in enumerate(tags) if t[0] == root.tag), 0)
+    tags = tags[offset:]
+    positions = {}
+    for i, element in enumerate(elements):
+        if i < len(tags) and tags[i][0] == element.tag:
+            positions[element] = location(path, tags[i][1], tags[i][2])
+        else:
+            positions[element] = location(path, element.sourceline or 1, 0)
+    return positions
 
 
 def _classify(walker: _Walker) -> str:

@@ -94,15 +94,28 @@ def _check_element_count(path: str, text: str) -> None:
                              "has that many)", column)
 
 
-def start_tag_positions(text: str) -> list[TagPosition]:
-    """Where each element's ``<`` is, in document order (lxml only knows the line of its ``>``)."""
-    index = LineIndex(text)
-    positions = []
+def start_tags(text: str) -> list[tuple[str, int, int]]:
+    """(tag, line, column) of each element's ``<``, in document order (lxml only knows the line
+    of its ``>``). One pass: offsets only grow, so the line is counted on from the last tag."""
+    tags = []
+    line, line_start, scanned = 1, 0, 0
+    count, rfind = text.count, text.rfind
     for match in _TOKEN.finditer(text):
-        if match.group(1):
-            line, column = index.position(match.start())
-            positions.append(TagPosition(match.group(1), line, column))
-    return positions
+        tag = match.group(1)
+        if tag:
+            offset = match.start()
+            newlines = count("\n", scanned, offset)
+            if newlines:
+                line += newlines
+                line_start = rfind("\n", scanned, offset) + 1
+            scanned = offset
+            tags.append((tag, line, offset - line_start + 1))
+    return tags
+
+
+def start_tag_positions(text: str) -> list[TagPosition]:
+    """``start_tags`` as TagPosition values."""
+    return [TagPosition(*tag) for tag in start_tags(text)]
 
 
 def tab_lines(text: str) -> list[int]:
