@@ -32,6 +32,23 @@ def numbered(text: str) -> Iterator[Line]:
             yield Line(number, raw, stripped, len(raw) - len(raw.lstrip()) + 1)
 
 
+_NON_BLANK = re.compile(r"\S")
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
+
+
+def first_text_line(text: str) -> str:
+    """``next((l for l in text.splitlines() if l.strip()), "")`` without splitting the whole text:
+    the line that holds the first non-blank character (every line break is a blank)."""
+    found = _NON_BLANK.search(text)
+    if found is None:
+        return ""
+    start = 0
+    for brk in _LINE_BREAK.finditer(text, 0, found.start()):
+        start = brk.end()
+    end = _LINE_BREAK.search(text, found.start())
+    return text[start:end.start() if end else len(text)]
+
+
 def at(path: str, line: Line, column: int | None = None) -> Location:
     return build(Location, path=path, line=line.number, column=line.column if column is None else column)
 

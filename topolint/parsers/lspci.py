@@ -13,9 +13,12 @@ from __future__ import annotations
 import re
 
 from topolint.inputs.source import InputError, SourceFile
-from topolint.model.facts import Location, build
+from functools import lru_cache
+
+from topolint.model.facts import Location, build, location
 from topolint.model.host import AcsControl, LspciDevice, LspciFile, PciLinkState
 from topolint.model.numbers import decimal, decimal_fraction, hex_int, pci_address
+from topolint.parsers._lines import first_text_line
 
 HEADER = re.compile(r"((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(\S.*)")
 _CLASS = re.compile(r"(?P<name>[^:\[]*[^:\[\s])(?:\s*\[(?P<code>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)")
@@ -35,7 +38,7 @@ _ANONYMOUS_ONCE = {"LnkCap": "lnk_cap", "LnkSta": "lnk_sta", "ACSCtl": "acs_ctl"
 
 
 def _loc(path: str, line: int, column: int = 1) -> Location:
-    return build(Location, path=path, line=line, column=column)
+    return location(path, line, column)
 
 
 def header_fields(path: str, number: int, line: str) -> dict | None:
@@ -55,13 +58,29 @@ def header_fields(path: str, number: int, line: str) -> dict | None:
 
 
 def link_state(value: str, loc: Location) -> PciLinkState:
+    speed_text, speed_gts, speed_flag, width, width_flag = _link_fields(value)
+    return build(PciLinkState, speed_text=speed_text, speed_gts=speed_gts, speed_flag=speed_flag, width=width,
+                 width_flag=width_flag, loc=loc)
+
+
+# A cluster repeats the same few LnkCap/LnkSta/ACSCtl values on every node: what they say is
+# remembered for short values (bounded: 1,024 entries of at most _CACHED_VALUE characters).
+_CACHED_VALUE = 256
+
+
+def _link_fields(value: str) -> tuple:
+    return _known_link_fields(value) if len(value) <= _CACHED_VALUE else _read_link_fields(value)
+
+
+def _read_link_fields(value: str) -> tuple:
     speed, width = _SPEED.search(value), _WIDTH.search(value)
     gts = _GTS.fullmatch(speed.group(1)) if speed else None
-    return build(PciLinkState, speed_text=speed.group(1) if speed else None,
-                 speed_gts=decimal_fraction(gts.group(1)) if gts else None,
-                 speed_flag=speed.group(2) if speed else None,
-                 width=decimal(width.group(1)) if width else None, width_flag=width.group(2) if width else None,
-                 loc=loc)
+    return (speed.group(1) if speed else None, decimal_fraction(gts.group(1)) if gts else None,
+            speed.group(2) if speed else None, decimal(width.group(1)) if width else None,
+            width.group(2) if width else None)
+
+
+_known_link_fields = lru_cache(maxsize=1024)(_read_link_fields)
 
 
 class _Reader:
@@ -93,47 +112,59 @@ class _Reader:
         handler = _HANDLERS.get(key)
         if key == "Capabilities":
             handler = _denied if value.startswith("<access denied>") else _capability
-        handler(self.current(number, key), value, _loc(self.path, number, column))
+        handler(self.current(number, key), value, (self.path, number, column))
 
 
-def _numa(device: dict, value: str, loc: Location) -> None:
-    device["numa_node"], device["numa_loc"] = decimal(value), loc
+# Handlers get where the value is as (path, line, column): only those that keep a Location
+# make one (most lines a rule reads are judged by their device's header).
+def _numa(device: dict, value: str, at: tuple) -> None:
+    device["numa_node"], device["numa_loc"] = decimal(value), location(*at)
 
 
-def _driver(device: dict, value: str, loc: Location) -> None:
+def _driver(device: dict, value: str, at: tuple) -> None:
     device["driver"] = value.strip() or None
 
 
-def _bus(device: dict, value: str, loc: Location) -> None:
+def _bus(device: dict, value: str, at: tuple) -> None:
     match = _BUS.search(value)
     if match:
         device["secondary_bus"], device["subordinate_bus"] = hex_int(match.group(1)), hex_int(match.group(2))
 
 
-def _lnk_cap(device: dict, value: str, loc: Location) -> None:
-    device["lnk_cap"] = link_state(value, loc)
+def _lnk_cap(device: dict, value: str, at: tuple) -> None:
+    device["lnk_cap"] = link_state(value, location(*at))
 
 
-def _lnk_sta(device: dict, value: str, loc: Location) -> None:
-    device["lnk_sta"] = link_state(value, loc)
+def _lnk_sta(device: dict, value: str, at: tuple) -> None:
+    device["lnk_sta"] = link_state(value, location(*at))
 
 
-def _lnk_cap2(device: dict, value: str, loc: Location) -> None:
+def _lnk_cap2(device: dict, value: str, at: tuple) -> None:
     match = _SUPPORTED.search(value)
     if match:
         device["lnk_cap2_max_gts"] = decimal_fraction(match.group(1))
 
 
-def _acs(device: dict, value: str, loc: Location) -> None:
-    device["acs_ctl"] = build(AcsControl, flags={m.group(1): m.group(2) == "+" for m in _FLAG.finditer(value)},
-                              loc=loc)
+def _acs(device: dict, value: str, at: tuple) -> None:
+    device["acs_ctl"] = build(AcsControl, flags=dict(_acs_flags(value)), loc=location(*at))
 
 
-def _denied(device: dict, value: str, loc: Location) -> None:
-    device["capabilities_denied"] = loc
+def _acs_flags(value: str) -> tuple:
+    return _known_acs_flags(value) if len(value) <= _CACHED_VALUE else _read_acs_flags(value)
 
 
-def _capability(device: dict, value: str, loc: Location) -> None:
+def _read_acs_flags(value: str) -> tuple:
+    return tuple((m.group(1), m.group(2) == "+") for m in _FLAG.finditer(value))
+
+
+_known_acs_flags = lru_cache(maxsize=1024)(_read_acs_flags)
+
+
+def _denied(device: dict, value: str, at: tuple) -> None:
+    device["capabilities_denied"] = location(*at)
+
+
+def _capability(device: dict, value: str, at: tuple) -> None:
     match = _EXPRESS.search(value)
     if match:
         device["port_type"] = match.group(1).strip()
@@ -143,8 +174,10 @@ _HANDLERS = {"NUMA node": _numa, "Kernel driver in use": _driver, "Bus": _bus, "
              "LnkSta": _lnk_sta, "LnkCap2": _lnk_cap2, "ACSCtl": _acs}
 # One scan of the whole text finds every unindented line (a header, or an error) and the
 # attribute lines some rule reads; the other lines of -vvv are skipped by the regex engine.
-_LINES = re.compile(r"^(?:(\S[^\n]*)|([ \t]+)(NUMA node|Kernel driver in use|Bus|LnkCap2|LnkCap|LnkSta|ACSCtl|"
-                    r"Capabilities(?=:[ \t]*(?:<access denied>|\[[^\]\n]*\][ \t]+Express))):[ \t]*([^\n]*))$", re.M)
+# Scanned as "\n" + text: a literal first character lets the engine jump from line to line
+# (a leading ^ with re.M made it try every character of the text).
+_LINES = re.compile(r"\n(?:(\S[^\n]*)|([ \t]+)(NUMA node|Kernel driver in use|Bus|LnkCap2|LnkCap|LnkSta|ACSCtl|"
+                    r"Capabilities(?=:[ \t]*(?:<access denied>|\[[^\]\n]*\][ \t]+Express))):[ \t]*([^\n]*))")
 _INDENTED = re.compile(r"^[ \t]+\S", re.M)
 
 
@@ -172,14 +205,14 @@ def parse_lspci(source: SourceFile) -> LspciFile:
     from topolint.parsers.lspci_tree import TREE_START, parse_tree
 
     text = source.text
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    if TREE_START.match(first):
+    if TREE_START.match(first_text_line(text)):
         return parse_tree(source)
     reader = _Reader(source)
-    number, position = 1, 0
-    for match in _LINES.finditer(text):
-        number += text.count("\n", position, match.start())
-        position = match.start()
+    scanned = "\n" + text
+    number, position = 0, 0  # the line a match's "\n" starts: the newlines up to and with it
+    for match in _LINES.finditer(scanned):
+        number += scanned.count("\n", position, match.start() + 1)
+        position = match.start() + 1
         if match.group(1) is None:
             reader.attribute(number, len(match.group(2)) + 1, match.group(3), match.group(4).rstrip("\r"))
             continue
