@@ -12,9 +12,10 @@ the end of the file is dropped and recorded the same way.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 from topolint.inputs.source import InputError, SourceFile
-from topolint.model.facts import Location, MatrixRow, TopoMatrix, build
+from topolint.model.facts import Location, MatrixRow, TopoMatrix, build, location
 from topolint.model.numbers import decimal
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -31,6 +32,21 @@ _ROW_LABEL = re.compile(r"GPU\d+|NIC\d+|[A-Za-z][A-Za-z0-9]*_(?:[A-Za-z]+_)?[A-Z
 _LEGEND_NIC = re.compile(r"\s*(NIC\d+)\s*:\s*(\S+)\s*$")
 
 
+_BLANK_RUNS = re.compile(r"(\s+)")
+
+
+def tokens_at(line: str) -> list[tuple[str, int]]:
+    """(token, 0-based offset) of each run of non-blanks, as ``_TOKEN.finditer`` gives them, from
+    one split and a running sum of lengths (no match object per cell)."""
+    parts = _BLANK_RUNS.split(line)  # token, blanks, token, ... ("" first/last at blank ends)
+    tokens = list(zip(parts[::2], list(accumulate(map(len, parts), initial=0))[::2]))
+    if tokens and not tokens[-1][0]:
+        tokens.pop()
+    if tokens and not tokens[0][0]:
+        del tokens[0]
+    return tokens
+
+
 def _header_tokens(line: str) -> list[tuple[str, int]]:
     """(name, 0-based offset) of each header column; glued names are split."""
     return [(m.group(0), m.start()) for m in _HEADER_TOKEN.finditer(line)]
@@ -44,6 +60,22 @@ def _is_row0(line: str) -> bool:
     return match is not None and (TOPO_VALUES.fullmatch(match.group(1)) is not None
                                   or P2P_VALUES.fullmatch(match.group(1)) is not None
                                   or _GLUED_TOPO.match(match.group(1)) is not None)
+
+
+# Cells seen to be of a vocabulary, per vocabulary: a matrix repeats a few short cells (NV18,
+# PIX, SYS), and a set lookup is a tenth of a fullmatch. Bounded: short cells, 4,096 at most.
+_KNOWN_CELLS: dict[str, set[str]] = {}
+
+
+def _is_cell(vocab: re.Pattern, known: set[str], token: str) -> bool:
+    """``vocab.fullmatch(token)`` is not None; ``known`` holds cells already matched."""
+    if token in known:
+        return True
+    if vocab.fullmatch(token) is None:
+        return False
+    if len(token) <= 8 and len(known) < 4096:
+        known.add(token)
+    return True
 
 
 def find_header(lines: list[str]) -> int | None:
@@ -128,6 +160,7 @@ def parse_matrix(source: SourceFile) -> TopoMatrix:
     vocab, glued = (P2P_VALUES, _GLUED_P2P) if is_p2p else (TOPO_VALUES, _GLUED_TOPO)
     if is_p2p:
         affinity, affinity_cols = [], []
+    known = _KNOWN_CELLS.setdefault(vocab.pattern, set())
 
     n = len(columns)
     rows: list[MatrixRow] = []
@@ -136,22 +169,24 @@ def parse_matrix(source: SourceFile) -> TopoMatrix:
     gpu_count = 0
     nic_positions = {label: i for i, label in enumerate(c for c in columns if not c.startswith("GPU"))}
     end = head + 1
+    colored = "\x1b" in text  # ANSI.sub only where an escape can be
     for number in range(head + 1, len(lines)):
-        raw = ANSI.sub("", lines[number])
+        raw = ANSI.sub("", lines[number]) if colored else lines[number]
         if not raw.strip():
             break
-        tokens = [(m.group(0), m.start()) for m in _TOKEN.finditer(raw)]
+        tokens = tokens_at(raw)
         label, label_col = tokens[0]
         if not _ROW_LABEL.fullmatch(label):
             break  # the legend or something else follows the matrix without a blank line
         end = number + 1
         fixed: list[int] = []
         cells = tokens[1:]
-        if len(cells) < n or any(not vocab.fullmatch(t) for t, _ in cells[:n]):
+        bad = None
+        if len(cells) < n or not all(t in known or _is_cell(vocab, known, t) for t, _ in cells[:n]):
             cells = _split_glued(cells, n, vocab, glued, fixed)
+            bad = next((t for t in cells[:n] if not vocab.fullmatch(t[0])), None)
         matrix_cells = cells[:n]
         rest = cells[n:]
-        bad = next((t for t in matrix_cells if not vocab.fullmatch(t[0])), None)
         if len(matrix_cells) < n or bad is not None:
             last = number == len(lines) - 1 or not any(s.strip() for s in lines[number + 1:])
             if last and len(matrix_cells) < n:
@@ -171,9 +206,9 @@ def parse_matrix(source: SourceFile) -> TopoMatrix:
             gpu_count += 1
         else:
             index = nic_positions.get(label, len(rows) - gpu_count)
-        loc = build(Location, path=path, line=number + 1, column=label_col + 1)
+        loc = location(path, number + 1, label_col + 1)
         for col in fixed:
-            repaired.append(build(Location, path=path, line=number + 1, column=col + 1))
+            repaired.append(location(path, number + 1, col + 1))
         rows.append(build(MatrixRow,
             label=label,
             kind=kind,
