@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from topolint.model import numbers
@@ -40,3 +42,11 @@ def _strtol_prefix_by_the_scan(text, base):
 @pytest.mark.parametrize("text", EDGE_INTEGERS)
 def test_strtol_prefix_fast_path_matches_the_general_scan(text, base):
     assert numbers.strtol_prefix(text, base) == _strtol_prefix_by_the_scan(text, base)
+
+
+def test_cpu_set_of_ids_matches_of_single_id_pairs():
+    rng = random.Random(7)
+    cases = [[], [0], [5, 5], [3, 1, 2], [0, 2, 4], list(range(56)) + list(range(112, 168))]
+    cases += [[rng.randrange(40) for _ in range(rng.randrange(30))] for _ in range(2000)]
+    for ids in cases:
+        assert numbers.CpuSet.of_ids(ids) == numbers.CpuSet.of((i, i) for i in ids), ids

@@ -247,6 +247,16 @@ class CpuSet:
                 merged.append([low, high])
         return cls(tuple((a, b) for a, b in merged))
 
+    @classmethod
+    def of_ids(cls, ids: list[int]) -> CpuSet:
+        """``of((i, i) for i in ids)``: runs of consecutive ids found in one sorted pass."""
+        unique = sorted(set(ids))
+        if not unique:
+            return cls()
+        ends = [a for a, b in zip(unique, unique[1:]) if b != a + 1]
+        starts = [b for a, b in zip(unique, unique[1:]) if b != a + 1]
+        return cls(tuple(zip([unique[0], *starts], [*ends, unique[-1]])))
+
     def __len__(self) -> int:
         return sum(high - low + 1 for low, high in self.intervals)
 
@@ -312,10 +322,10 @@ def cpu_ids(text: str | None) -> CpuSet | None:
         return CpuSet()
     if not _CPU_IDS.fullmatch(text):
         return None
-    ids = [int(part) for part in text.split()]
+    ids = list(map(int, text.split()))  # ASCII digits only: the fullmatch above
     if max(ids) >= MAX_CPUS:
         return None
-    return CpuSet.of((i, i) for i in ids)
+    return CpuSet.of_ids(ids)
 
 
 def cpumask(text: str | None) -> CpuSet | None:
