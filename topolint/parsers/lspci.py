@@ -37,12 +37,27 @@ _SUPPORTED = re.compile(r"Supported Link Speeds:\s*(?:[0-9.]+-)?([0-9.]+)\s*GT/s
 _ANONYMOUS_ONCE = {"LnkCap": "lnk_cap", "LnkSta": "lnk_sta", "ACSCtl": "acs_ctl", "NUMA node": "numa_node"}
 
 
+# A cluster repeats the same device headers and LnkCap/LnkSta/ACSCtl values on every node: what
+# they say is remembered for short lines (bounded: 1,024 entries each, of at most _CACHED_VALUE
+# characters).
+_CACHED_VALUE = 256
+
+
 def _loc(path: str, line: int, column: int = 1) -> Location:
     return location(path, line, column)
 
 
 def header_fields(path: str, number: int, line: str) -> dict | None:
     """A device's fields from a header line (``0000:17:00.0 3D controller [0302]: NVIDIA ... [10de:2330]``)."""
+    parts = _header_parts(line) if len(line) <= _CACHED_VALUE else _read_header(line)
+    if parts is None:
+        return None
+    address, class_name, class_code, vendor_id, device_id, description = parts
+    return {"address": address, "class_name": class_name, "class_code": class_code, "vendor_id": vendor_id,
+            "device_id": device_id, "description": description, "loc": _loc(path, number)}
+
+
+def _read_header(line: str) -> tuple | None:
     match = HEADER.fullmatch(line.rstrip())
     if not match:
         return None
@@ -52,20 +67,14 @@ def header_fields(path: str, number: int, line: str) -> dict | None:
         return None
     rest = parts.group("rest")
     ids = _IDS.search(_REV.sub("", rest))
-    return {"address": address, "class_name": parts.group("name"), "class_code": parts.group("code"),
-            "vendor_id": ids.group(1).lower() if ids else None, "device_id": ids.group(2).lower() if ids else None,
-            "description": rest, "loc": _loc(path, number)}
+    return (address, parts.group("name"), parts.group("code"), ids.group(1).lower() if ids else None,
+            ids.group(2).lower() if ids else None, rest)
 
 
 def link_state(value: str, loc: Location) -> PciLinkState:
     speed_text, speed_gts, speed_flag, width, width_flag = _link_fields(value)
     return build(PciLinkState, speed_text=speed_text, speed_gts=speed_gts, speed_flag=speed_flag, width=width,
                  width_flag=width_flag, loc=loc)
-
-
-# A cluster repeats the same few LnkCap/LnkSta/ACSCtl values on every node: what they say is
-# remembered for short values (bounded: 1,024 entries of at most _CACHED_VALUE characters).
-_CACHED_VALUE = 256
 
 
 def _link_fields(value: str) -> tuple:
@@ -81,6 +90,7 @@ def _read_link_fields(value: str) -> tuple:
 
 
 _known_link_fields = lru_cache(maxsize=1024)(_read_link_fields)
+_header_parts = lru_cache(maxsize=1024)(_read_header)
 
 
 class _Reader:
@@ -211,12 +221,14 @@ def parse_lspci(source: SourceFile) -> LspciFile:
     scanned = "\n" + text
     number, position = 0, 0  # the line a match's "\n" starts: the newlines up to and with it
     for match in _LINES.finditer(scanned):
-        number += scanned.count("\n", position, match.start() + 1)
-        position = match.start() + 1
-        if match.group(1) is None:
-            reader.attribute(number, len(match.group(2)) + 1, match.group(3), match.group(4).rstrip("\r"))
+        start = match.start() + 1
+        number += scanned.count("\n", position, start)
+        position = start
+        header, indent, key, value = match.groups()
+        if header is None:
+            reader.attribute(number, len(indent) + 1, key, value.rstrip("\r"))
             continue
-        fields = header_fields(source.path, number, match.group(1))
+        fields = header_fields(source.path, number, header)
         if fields is None:
             raise InputError(source.path, number, "malformed lspci output: expected a device line "
                                                   "(BB:DD.F class: name) or an indented attribute", 1)
