@@ -47,6 +47,12 @@ PARSERS = {
 }
 
 
+_MODULES: dict[str, object] = {}  # imported once; the function is looked up by name on each call
+
+
 def parse(fmt: str, source):
-    module, function = PARSERS[fmt].split(":")
-    return getattr(importlib.import_module(module), function)(source)
+    module_name, function = PARSERS[fmt].split(":")
+    module = _MODULES.get(module_name)
+    if module is None:
+        module = _MODULES[module_name] = importlib.import_module(module_name)
+    return getattr(module, function)(source)
