@@ -93,7 +93,7 @@ class _Walker:
                 build(XmlElementStat,
                     tag=element.tag,
                     child_count=len(self._children[element]),
-                    empty_attrs=[k for k, v in self._attrs[element].items() if not v.strip()],
+                    empty_attrs=_blank_names(self._attrs[element]),
                     loc=loc,
                 )
             )
@@ -223,6 +223,13 @@ class _Walker:
         self.nics.append(
             build(Nic, bus_id=bus_id, cpu_index=cpu_index, nets=nets, loc=self.loc(element))
         )
+
+
+def _blank_names(attrs: dict[str, str]) -> list[str]:
+    """Names of the attributes whose value is blank (most elements have none: checked in C)."""
+    if all(map(str.strip, attrs.values())):
+        return []
+    return [k for k, v in attrs.items() if not v.strip()]
 
 
 def _element_locations(path: str, text: str, root: etree._Element, elements: list) -> dict:
