@@ -12,7 +12,6 @@ the end of the file is dropped and recorded the same way.
 from __future__ import annotations
 
 import re
-from itertools import accumulate
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, MatrixRow, TopoMatrix, build, location
@@ -32,18 +31,16 @@ _ROW_LABEL = re.compile(r"GPU\d+|NIC\d+|[A-Za-z][A-Za-z0-9]*_(?:[A-Za-z]+_)?[A-Z
 _LEGEND_NIC = re.compile(r"\s*(NIC\d+)\s*:\s*(\S+)\s*$")
 
 
-_BLANK_RUNS = re.compile(r"(\s+)")
-
-
 def tokens_at(line: str) -> list[tuple[str, int]]:
-    """(token, 0-based offset) of each run of non-blanks, as ``_TOKEN.finditer`` gives them, from
-    one split and a running sum of lengths (no match object per cell)."""
-    parts = _BLANK_RUNS.split(line)  # token, blanks, token, ... ("" first/last at blank ends)
-    tokens = list(zip(parts[::2], list(accumulate(map(len, parts), initial=0))[::2]))
-    if tokens and not tokens[-1][0]:
-        tokens.pop()
-    if tokens and not tokens[0][0]:
-        del tokens[0]
+    """(token, 0-based offset) of each run of non-blanks, as ``_TOKEN.finditer`` gives them:
+    str.split's tokens (the same blanks as ``\\s``), each found after the one before it (only
+    blanks lie between, so the first match is the token itself). No regex, no match objects."""
+    tokens, offset = [], 0
+    find = line.find
+    for token in line.split():
+        offset = find(token, offset)
+        tokens.append((token, offset))
+        offset += len(token)
     return tokens
 
 
