@@ -72,9 +72,9 @@ def hex_int(text: str | None) -> int | None:
 
 
 def _plain_decimal(text: str, base: int) -> bool:
-    """Whether ``text`` is digits only, with no leading zero (octal in base 0) and short enough
-    that C cannot saturate: the common attribute ("0", "90", "400000"), which ``int`` reads as
-    C does. tests/test_numbers_fast.py holds the two paths equal."""
+    """Whether ``text`` is digits only, with no leading zero (octal in base 0) and at most
+    MAX_DIGITS long (the general scan reads those with ``int`` too): the common attribute ("0",
+    "90", "400000"). tests/test_numbers_fast.py holds the two paths equal."""
     return (base in (0, 10) and len(text) <= MAX_DIGITS and text.isdigit() and text.isascii()
             and (text[0] != "0" or len(text) == 1))
 

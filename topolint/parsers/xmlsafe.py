@@ -11,7 +11,6 @@ from __future__ import annotations
 import bisect
 import re
 import threading
-from dataclasses import dataclass
 from itertools import accumulate
 
 from topolint.inputs.source import InputError
@@ -29,8 +28,9 @@ MAX_ELEMENTS = 200_000
 _START_TAG = re.compile(r"<[A-Za-z_]")
 
 
-_PARSERS = threading.local()  # one parser a thread, reused: building one (and its resolver class) cost
-# ~40 us, a third of parsing an 8-GPU dump; libxml2 resets a parser's state for each document
+# One parser a thread, reused: building one (and its resolver class) cost ~40 us a document, and
+# libxml2 resets a parser's state for each document (tests/test_parse_fast_paths.py).
+_PARSERS = threading.local()
 
 
 def _parser():
@@ -71,13 +71,6 @@ class LineIndex:
     def position(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self._starts, offset)
         return line, offset - self._starts[line - 1] + 1
-
-
-@dataclass(frozen=True)
-class TagPosition:
-    tag: str
-    line: int
-    column: int
 
 
 def parse_xml(path: str, text: str):
@@ -123,11 +116,6 @@ def start_tags(text: str) -> list[tuple[str, int, int]]:
             scanned = offset
             tags.append((tag, line, offset - line_start + 1))
     return tags
-
-
-def start_tag_positions(text: str) -> list[TagPosition]:
-    """``start_tags`` as TagPosition values."""
-    return [TagPosition(*tag) for tag in start_tags(text)]
 
 
 def tab_lines(text: str) -> list[int]:
