@@ -216,3 +216,25 @@ def test_per_link_bandwidth_follows_hwlocs_table_by_release():
     assert link_count([450000] * 2, 5, None) == 50000
     assert link_count([225000] * 2, 5, None) == 25000
     assert link_count([30000], 2, None) is None  # no V100 link count gives 30000 MB/s
+
+
+def test_hwloc_and_a_matrix_that_agree_give_one_finding_per_gpu(tmp_path):
+    """The matrix names GPUs by index on an hwloc-only node; the hwloc finding (bus id, matrix
+    row) stands for both."""
+    from make_nvlink_fixtures import topo_matrix
+
+    (tmp_path / "lstopo.xml").write_text(export(NO_SWITCH_LINKS), encoding="utf-8")
+    (tmp_path / "topo.txt").write_text(topo_matrix(12, unlinked=3), encoding="utf-8")
+    alone = run_cli("check", tmp_path / "topo.txt", "--select", "NVL001", "--format", "json")
+    assert [f["entity"] for f in json.loads(alone.stdout)["findings"]] == ["topo/gpu/3"]  # the matrix alone fires
+    findings, _ = _codes(tmp_path)
+    assert [(f["code"], f["entity"].rsplit("/", 1)[1]) for f in findings] == [("NVL001", "0000:4e:00.0")]
+    assert findings[0]["path"].endswith("lstopo.xml")
+
+
+def test_tl003_compares_hwloc_nvlink_counts_with_the_matrix_only_for_gpus_nvml_listed():
+    result = run_cli("check", FIXTURES / "rules" / "TL003" / "bad_hwloc_nvlink", "--select", "TL003",
+                     "--format", "json")
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert "11 NVLinks in hwloc's NVLinkBandwidth matrix, 12 in nvidia-smi topo -m" in finding["message"]
+    assert any("row of hwloc's NVLinkBandwidth matrix" in e for e in finding["evidence"])

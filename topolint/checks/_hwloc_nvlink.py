@@ -27,6 +27,33 @@ def dump_topologies(context) -> Iterator[tuple[object, bool]]:
                                  "matrix (written by hwloc 2.5 or later with its NVML backend)")
 
 
+def nvlink_views(context) -> list:
+    """For TL003: the hwloc-derived topologies whose NVLink counts are known, for a node with no
+    NCCL XML (what it says of NVLink is then compared with nvidia-smi topo -m)."""
+    derived = hwloc_context(context)
+    if derived is None:
+        return []
+    return [t for t in derived.node.topologies
+            if (h := export_of(context, t)) is not None and h.nvlink_matrices and counts_known(t)]
+
+
+def matrix_rows(context, topology) -> set[str]:
+    """Bus ids of the GPUs NVML listed in the export's matrix (see hwloc_pattern)."""
+    return {o.bus_id for m in export_of(context, topology).nvlink_matrices for o in m.objects if o.kind == "OSDev"}
+
+
+def index_alias(context, topology, gpu) -> str | None:
+    """The entity an nvidia-smi matrix gives this GPU (NODE/gpu/INDEX: no XML names bus ids on an
+    hwloc-only node), when every matrix lists as many GPUs as the export: one finding per GPU."""
+    from topolint.model.matrix import MatrixView, topo_matrices
+    from topolint.model.node import gpu_entity
+
+    matrices = topo_matrices(context.node)
+    if not matrices or any(len(MatrixView(m).gpus) != len(topology.gpus) for m in matrices):
+        return None
+    return gpu_entity(context.node.name, str(gpu.dev))
+
+
 def export_of(context, topology):
     return next((h for h in context.node.hwloc if h.path == topology.path), None)
 
@@ -40,7 +67,7 @@ def hwloc_pattern(context, topology) -> Pattern:
     (hwloc_nvml_discover gives each a row, zeros when its links are down); a GPU PCI device that
     is no row was hidden from NVML (a cgroup), so its NVLinks are unknown, not absent."""
     pattern = xml_pattern(topology) if counts_known(topology) else _bandwidth_pattern(topology)
-    rows = {o.bus_id for m in export_of(context, topology).nvlink_matrices for o in m.objects if o.kind == "OSDev"}
+    rows = matrix_rows(context, topology)
     pattern.gpus = [g for g in pattern.gpus if g in rows]
     return pattern
 

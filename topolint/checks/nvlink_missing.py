@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._hwloc_nvlink import counts_known, dump_topologies, hwloc_pattern, row_evidence
+from topolint.checks._hwloc_nvlink import counts_known, dump_topologies, hwloc_pattern, index_alias, row_evidence
 from topolint.checks._matrix import gpu_text, matrix_contexts
 from topolint.checks._nvlink import (
     NVLINK_MODELS,
@@ -65,6 +65,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 continue
             if from_hwloc:
                 hit.evidence.extend(row_evidence(context, topology, gpu))
+                seen.add(index_alias(context, topology, gpu) or hit.entity)  # the matrix's name for this GPU
             seen.add(hit.entity)
             yield hit
     for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):

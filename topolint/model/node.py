@@ -92,8 +92,9 @@ class NodeModel:
             kinds.add("bundle")
         if kinds & {"matrix", "bundle", "lspci", "numactl"}:
             kinds.add("input that can be partial")  # TL005: cut matrices, failed bundle commands, non-root lspci
-        if len(kinds & {"topology", "matrix", "lspci", "numactl"}) >= 2:
-            kinds.add("two sources")  # something to compare (TL003)
+        if len(kinds & {"topology", "matrix", "lspci", "numactl"}) >= 2 \
+                or ("matrix" in kinds and any(h.nvlink_matrices for h in self.hwloc)):
+            kinds.add("two sources")  # something to compare (TL003; an hwloc export's NVLinks with a matrix)
         if "dmesg" in kinds or "cmdline" in kinds:
             kinds.add("dmesg or cmdline")
         if "topology-dump" in kinds or "lspci" in kinds:
