@@ -152,6 +152,7 @@ BAD = [
     ('nbobjs="10"', 'nbobjs="11"', "has 10 indexes and 100 values; nbobjs=11 needs 11 and 121", 0),
     ('nbobjs="10"', 'nbobjs="9"', "has more than nbobjs=9 indexes", 0),
     ('nbobjs="10"', 'nbobjs="ten"', "nbobjs='ten'", 0),
+    ('nbobjs="10"', 'nbobjs="257"', "nbobjs=257: more than the 256 objects", 0),
 ]
 
 
@@ -165,6 +166,19 @@ def test_a_bad_matrix_is_an_input_error_at_its_line(old, new, message, column):
     assert error.value.line == line or "nbobjs" in message  # counts are judged at the matrix's line
     if column:
         assert error.value.column == column
+
+
+def test_nonzero_values_are_bounded_across_the_files_matrices(monkeypatch):
+    import topolint.parsers.hwloc_xml as hwloc_xml
+
+    text = export(HEALTHY)
+    start, end = text.index("  <distances2hetero"), text.index("</topology>")
+    twice = text[:end] + text[start:end] + "</topology>\n"
+    assert len(_read(twice).nvlink_matrices) == 2  # 48 nonzero values each
+    monkeypatch.setattr(hwloc_xml, "MAX_NVLINK_VALUES", 60)
+    with pytest.raises(InputError) as error:
+        _read(twice)
+    assert "more than 60 nonzero" in error.value.message and error.value.line > text.count("\n")
 
 
 def test_a_bad_matrix_named_on_the_command_line_is_tl001(tmp_path):
@@ -183,6 +197,24 @@ def test_words_on_lines_of_their_own_keep_their_line_and_column():
     line = next(i for i, row in enumerate(text.splitlines(), 1) if row.startswith("0 50000 50000 50000 50000 50000 50000 <"))
     value = next(v for v in matrix.values if v.source == 1 and v.target == 4)
     assert (value.loc.line, value.loc.column) == (line, 3)
+
+
+def test_a_gpu_matrix_not_indexed_by_gp_is_ignored_as_hwloc_ignores_it():
+    text = export(HEALTHY)
+    start = text.index("  <distances2hetero")
+    by_os = ('  <distances2 type="OSDev" nbobjs="2" kind="9" name="NVLinkBandwidth" indexing="os">\n'
+             '    <indexes length="4">0 1 </indexes>\n    <u64values length="8">0 1 1 0 </u64values>\n  </distances2>\n')
+    assert _read(text[:start] + by_os + "</topology>\n").nvlink_matrices == []
+
+
+def test_the_release_is_read_from_the_hwlocversion_info():
+    """50000 MB/s from an H100 to each NVSwitch: 2 links at 25000, or 1 at 50000 from hwloc 2.9.0."""
+    text = export(HEALTHY, device="2330", model="NVIDIA H100 80GB HBM3")
+    tagged = text.replace('<topology version="3.0">\n', '<topology version="3.0">\n  <info name="hwlocVersion" '
+                          'value="2.9.0"/>\n', 1)
+    assert _read(tagged).release == "2.9.0" and _read(text).release is None
+    counts = [{n.count for g in derived_topology(_read(t)).gpus for n in g.nvlinks} for t in (text, tagged)]
+    assert counts == [{2}, {1}]
 
 
 def test_a_one_object_matrix_is_ignored_as_hwloc_ignores_it():
@@ -210,7 +242,8 @@ def test_nvlink_generation_by_pci_id_then_gpu_model(pci_id, model, gen):
 def test_per_link_bandwidth_follows_hwlocs_table_by_release():
     # A100: 25000 per link from hwloc 2.9.1 on, 50000 in 2.9.0 (352348a1d, undone by 01fee4021)
     assert link_count([50000] * 6, 3, None) == 25000
-    assert link_count([100000] * 6, 3, "2.9.0") == 50000
+    assert link_count([100000] * 6, 3, "2.9.0") == link_count([100000] * 6, 3, "2.9.0rc2") == 50000
+    assert link_count([50000] * 6, 4, "2.9.0") == 50000 and link_count([50000] * 6, 4, "2.10.0") == 25000
     assert link_count([100000] * 6, 3, None) == 50000  # 24 links at 25000 exceed an A100's 12
     # B200: 50000 per link (NVLink 5.0 since 8d00b43df), 25000 where NVML reports an older version
     assert link_count([450000] * 2, 5, None) == 50000

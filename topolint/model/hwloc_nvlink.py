@@ -70,7 +70,7 @@ def link_units(gen: int, release: str | None) -> tuple[int, ...]:
     if gen == 2:
         return (25000,)
     if gen in (3, 4):
-        return (50000, 25000) if release == "2.9.0" else (25000, 50000)
+        return (50000, 25000) if re.match(r"2\.9\.0(?![0-9])", release or "") else (25000, 50000)
     return (50000, 25000)  # 25000 where NVML reports Blackwell's links as an older version number
 
 

@@ -120,9 +120,13 @@ def parse_hwloc(source: SourceFile) -> HwlocTopology:
             os_devices.append(obj := _object(source, element, kind, listed, bitmask))
         if element.get("gp_index") is not None:
             by_gp.setdefault(element.get("gp_index"), (element, obj))
-    matrices = [_nvlink_matrix(source, element, by_gp, listed) for element in root
-                if element.tag in _DISTANCES and element.get("name") == NVLINK_MATRIX]
-    matrices = [m for m in matrices if m is not None]
+    matrices, kept = [], 0
+    for element in root:
+        if element.tag in _DISTANCES and element.get("name") == NVLINK_MATRIX:
+            matrix = _nvlink_matrix(source, element, by_gp, listed, MAX_NVLINK_VALUES - kept)
+            if matrix is not None:
+                matrices.append(matrix)
+                kept += len(matrix.values)
     return build(HwlocTopology, path=source.path, version=root.get("version"), numa_nodes=numa, pci=pci,
                  os_devices=os_devices, release=_release(root), nvlink_matrices=matrices, loc=_loc(source, root))
 
@@ -140,6 +144,11 @@ def _release(root) -> str | None:
 # ---- the NVLinkBandwidth matrix ------------------------------------------------------------------
 NVLINK_MATRIX = "NVLinkBandwidth"  # hwloc/topology-nvml.c hwloc__nvml_add_nvlink_bandwidth
 _DISTANCES = ("distances2", "distances2hetero")
+# Objects of one NVLink matrix: NVML's GPUs and their NVSwitch and CPU peers (28 on a DGX-2, the
+# largest single node), and the values kept from all of a file's NVLink matrices (hwloc writes
+# one): nonzero values are facts, so a file of "1 1 1 ..." must not become millions of them.
+MAX_NVLINK_OBJECTS = 256
+MAX_NVLINK_VALUES = 65536
 _TOKEN = re.compile(r"\S+")
 
 
@@ -191,11 +200,16 @@ def _peer(source: SourceFile, matrix, word: str, line: int, column: int, hetero:
     return obj
 
 
-def _nvlink_matrix(source: SourceFile, matrix, by_gp: dict, listed: dict) -> HwlocNvlinkMatrix | None:
+def _nvlink_matrix(source: SourceFile, matrix, by_gp: dict, listed: dict, room: int) -> HwlocNvlinkMatrix | None:
     size = decimal(matrix.get("nbobjs"))
     if not size:
         raise _bad(source, matrix, 0, 0, f"nbobjs={matrix.get('nbobjs')!r}: expected a count of objects")
+    if size > MAX_NVLINK_OBJECTS:
+        raise _bad(source, matrix, 0, 0, f"nbobjs={size}: more than the {MAX_NVLINK_OBJECTS} objects an NVLink "
+                                         "matrix of one node can hold (NVML's GPUs, their NVSwitches and CPUs)")
     hetero, cells = matrix.tag == "distances2hetero", size * size
+    if not hetero and matrix.get("indexing") != "gp":
+        return None  # hwloc ignores a matrix of I/O objects that is not gp-indexed
     objects, row_locs, values, position = [], [], [], 0
     for child in matrix:
         if child.tag == "indexes":
@@ -214,6 +228,9 @@ def _nvlink_matrix(source: SourceFile, matrix, by_gp: dict, listed: dict) -> Hwl
                 if column_index == 0:
                     row_locs.append(build(Location, path=source.path, line=line, column=column))
                 if value and row != column_index:
+                    if len(values) == room:
+                        raise _bad(source, matrix, line, column, f"values: more than {MAX_NVLINK_VALUES} nonzero "
+                                                                 "in the file's NVLink matrices")
                     loc = build(Location, path=source.path, line=line, column=column)
                     values.append(build(HwlocBandwidth, source=row, target=column_index, mbps=value, loc=loc))
                 position += 1
