@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES, run_cli
 
 from topolint.inputs.source import InputError, SourceFile
-from topolint.model.hwloc_nvlink import CPU_CLASS, GPU_CLASS, NVSWITCH_CLASS, generation, link_count
+from topolint.model.hwloc_nvlink import CPU_CLASS, GPU_CLASS, NVSWITCH_CLASS, generation, link_unit
 from topolint.model.hwloc_topology import derived_topology
 from topolint.model.numbers import hwloc_u64
 from topolint.parsers.hwloc_xml import parse_hwloc
@@ -241,14 +241,14 @@ def test_nvlink_generation_by_pci_id_then_gpu_model(pci_id, model, gen):
 
 def test_per_link_bandwidth_follows_hwlocs_table_by_release():
     # A100: 25000 per link from hwloc 2.9.1 on, 50000 in 2.9.0 (352348a1d, undone by 01fee4021)
-    assert link_count([50000] * 6, 3, None) == 25000
-    assert link_count([100000] * 6, 3, "2.9.0") == link_count([100000] * 6, 3, "2.9.0rc2") == 50000
-    assert link_count([50000] * 6, 4, "2.9.0") == 50000 and link_count([50000] * 6, 4, "2.10.0") == 25000
-    assert link_count([100000] * 6, 3, None) == 50000  # 24 links at 25000 exceed an A100's 12
+    assert link_unit([50000] * 6, 3, None) == 25000
+    assert link_unit([100000] * 6, 3, "2.9.0") == link_unit([100000] * 6, 3, "2.9.0rc2") == 50000
+    assert link_unit([50000] * 6, 4, "2.9.0") == 50000 and link_unit([50000] * 6, 4, "2.10.0") == 25000
+    assert link_unit([100000] * 6, 3, None) == 50000  # 24 links at 25000 exceed an A100's 12
     # B200: 50000 per link (NVLink 5.0 since 8d00b43df), 25000 where NVML reports an older version
-    assert link_count([450000] * 2, 5, None) == 50000
-    assert link_count([225000] * 2, 5, None) == 25000
-    assert link_count([30000], 2, None) is None  # no V100 link count gives 30000 MB/s
+    assert link_unit([450000] * 2, 5, None) == 50000
+    assert link_unit([225000] * 2, 5, None) == 25000
+    assert link_unit([30000], 2, None) is None  # no V100 link count gives 30000 MB/s
 
 
 def test_hwloc_and_a_matrix_that_agree_give_one_finding_per_gpu(tmp_path):
@@ -265,7 +265,7 @@ def test_hwloc_and_a_matrix_that_agree_give_one_finding_per_gpu(tmp_path):
     assert findings[0]["path"].endswith("lstopo.xml")
 
 
-def test_tl003_compares_hwloc_nvlink_counts_with_the_matrix_only_for_gpus_nvml_listed():
+def test_tl003_compares_hwloc_nvlink_units_with_the_matrix_only_for_gpus_nvml_listed():
     result = run_cli("check", FIXTURES / "rules" / "TL003" / "bad_hwloc_nvlink", "--select", "TL003",
                      "--format", "json")
     (finding,) = json.loads(result.stdout)["findings"]

@@ -96,9 +96,9 @@ def unknown_count_note(topology) -> str:
 
 def row_evidence(context, topology, gpu) -> list[str]:
     """Where the GPU's row of the matrix starts and what hwloc says of its links."""
-    hwloc = export_of(context, topology)
-    matrix = hwloc.nvlink_matrices[0]
-    row = next((i for i, o in enumerate(matrix.objects) if o.kind == "OSDev" and o.bus_id == gpu.bus_id), None)
+    matrices = export_of(context, topology).nvlink_matrices
+    rows = [(m, i) for m in matrices for i, o in enumerate(m.objects) if o.kind == "OSDev" and o.bus_id == gpu.bus_id]
+    matrix, row = rows[0] if rows else (matrices[0], None)
     loc = matrix.row_locs[row] if row is not None else matrix.loc
     linked = [link for link in gpu.nvlinks if link.bw_mbps]
     if not linked:

@@ -74,7 +74,7 @@ def link_units(gen: int, release: str | None) -> tuple[int, ...]:
     return (50000, 25000)  # 25000 where NVML reports Blackwell's links as an older version number
 
 
-def link_count(mbps: list[int], gen: int | None, release: str | None) -> int | None:
+def link_unit(mbps: list[int], gen: int | None, release: str | None) -> int | None:
     """The per-link unit that divides every value of a GPU's row within the generation's link count."""
     if gen is None:
         return None
@@ -88,14 +88,15 @@ def target_class(peer: HwlocObject) -> str | None:
     if peer.kind == "OSDev":
         return GPU_CLASS
     if peer.kind == "PCIDev":
-        if peer.subtype == "NVSwitch" or (peer.pci_type or "").startswith("0680"):
+        # hwloc__nvml_get_peer_obj_by_pci: a bridge-class (0x06) NVIDIA device is an NVSwitch
+        if peer.subtype == "NVSwitch" or ((peer.pci_type or "").startswith("06") and "[10de:" in peer.pci_type):
             return NVSWITCH_CLASS
         return GPU_CLASS if (peer.pci_type or "").startswith("03") else None
     return CPU_CLASS if peer.kind not in ("Bridge", "Misc") else None
 
 
 def _row_links(matrix: HwlocNvlinkMatrix, values: list, gen: int | None, release: str | None) -> list[NvLink]:
-    unit = link_count([v.mbps for v in values], gen, release)
+    unit = link_unit([v.mbps for v in values], gen, release)
     links = []
     for value in values:
         peer = matrix.objects[value.target]

@@ -17,6 +17,7 @@ most ten (hwloc__xml_v2export_distances, EXPORT_ARRAY); a matrix that breaks it 
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build
@@ -202,41 +203,52 @@ def _peer(source: SourceFile, matrix, word: str, line: int, column: int, hetero:
 
 def _nvlink_matrix(source: SourceFile, matrix, by_gp: dict, listed: dict, room: int) -> HwlocNvlinkMatrix | None:
     size = decimal(matrix.get("nbobjs"))
-    if not size:
+    if size is None or size <= 0:
         raise _bad(source, matrix, 0, 0, f"nbobjs={matrix.get('nbobjs')!r}: expected a count of objects")
     if size > MAX_NVLINK_OBJECTS:
         raise _bad(source, matrix, 0, 0, f"nbobjs={size}: more than the {MAX_NVLINK_OBJECTS} objects an NVLink "
                                          "matrix of one node can hold (NVML's GPUs, their NVSwitches and CPUs)")
-    hetero, cells = matrix.tag == "distances2hetero", size * size
+    hetero = matrix.tag == "distances2hetero"
     if not hetero and matrix.get("indexing") != "gp":
         return None  # hwloc ignores a matrix of I/O objects that is not gp-indexed
-    objects, row_locs, values, position = [], [], [], 0
+    found = build(HwlocNvlinkMatrix, loc=_loc(source, matrix))
+    position = 0
     for child in matrix:
         if child.tag == "indexes":
-            for word, line, column in _tokens(source, child):
-                if len(objects) == size:
-                    raise _bad(source, matrix, line, column, f"has more than nbobjs={size} indexes")
-                objects.append(_peer(source, matrix, word, line, column, hetero, by_gp, listed))
+            peer = partial(_peer, hetero=hetero, by_gp=by_gp, listed=listed)
+            _read_indexes(source, matrix, child, found.objects, size, peer)
         elif child.tag == "u64values":
-            for word, line, column in _tokens(source, child):
-                value = hwloc_u64(word)
-                if value is None:
-                    raise _bad(source, matrix, line, column, f"value {word!r} is not a number")
-                if position == cells:
-                    raise _bad(source, matrix, line, column, f"has more than {size}x{size} values")
-                row, column_index = divmod(position, size)
-                if column_index == 0:
-                    row_locs.append(build(Location, path=source.path, line=line, column=column))
-                if value and row != column_index:
-                    if len(values) == room:
-                        raise _bad(source, matrix, line, column, f"values: more than {MAX_NVLINK_VALUES} nonzero "
-                                                                 "in the file's NVLink matrices")
-                    loc = build(Location, path=source.path, line=line, column=column)
-                    values.append(build(HwlocBandwidth, source=row, target=column_index, mbps=value, loc=loc))
-                position += 1
-    if len(objects) != size or position != size * size:
-        raise _bad(source, matrix, 0, 0, f"has {len(objects)} indexes and {position} values; nbobjs={size} "
+            position = _read_values(source, matrix, child, found, size, position, room)
+    if len(found.objects) != size or position != size * size:
+        raise _bad(source, matrix, 0, 0, f"has {len(found.objects)} indexes and {position} values; nbobjs={size} "
                                          f"needs {size} and {size * size}")
-    if size < 2:  # valid, and ignored by hwloc's importer ("distances with a single object are useless")
-        return None
-    return build(HwlocNvlinkMatrix, objects=objects, row_locs=row_locs, values=values, loc=_loc(source, matrix))
+    return found if size >= 2 else None  # hwloc's importer ignores a one-object matrix, valid as it is
+
+
+def _read_indexes(source: SourceFile, matrix, child, objects: list, size: int, peer) -> None:
+    for word, line, column in _tokens(source, child):
+        if len(objects) == size:
+            raise _bad(source, matrix, line, column, f"has more than nbobjs={size} indexes")
+        objects.append(peer(source, matrix, word, line, column))
+
+
+def _read_values(source: SourceFile, matrix, child, found: HwlocNvlinkMatrix, size: int, position: int,
+                 room: int) -> int:
+    """Reads one ``<u64values>`` element on from cell ``position``; returns the next cell."""
+    for word, line, column in _tokens(source, child):
+        value = hwloc_u64(word)
+        if value is None:
+            raise _bad(source, matrix, line, column, f"value {word!r} is not a number")
+        if position == size * size:
+            raise _bad(source, matrix, line, column, f"has more than {size}x{size} values")
+        row, column_index = divmod(position, size)
+        if column_index == 0:
+            found.row_locs.append(build(Location, path=source.path, line=line, column=column))
+        if value and row != column_index:
+            if len(found.values) == room:
+                raise _bad(source, matrix, line, column, f"values: more than {MAX_NVLINK_VALUES} nonzero "
+                                                         "in the file's NVLink matrices")
+            loc = build(Location, path=source.path, line=line, column=column)
+            found.values.append(build(HwlocBandwidth, source=row, target=column_index, mbps=value, loc=loc))
+        position += 1
+    return position
