@@ -271,3 +271,12 @@ def test_tl003_compares_hwloc_nvlink_units_with_the_matrix_only_for_gpus_nvml_li
     (finding,) = json.loads(result.stdout)["findings"]
     assert "11 NVLinks in hwloc's NVLinkBandwidth matrix, 12 in nvidia-smi topo -m" in finding["message"]
     assert any("row of hwloc's NVLinkBandwidth matrix" in e for e in finding["evidence"])
+
+
+def test_target_classes_are_the_ones_nccl_maps_to_nvswitch_and_cpu():
+    """src/graph/topo.cc kvDictPciClass: 0x068000 is NVS, 0x068001 is CPU (ncclTopoAddNvLinks then
+    links the GPU to its local CPU, whatever the target); model/system.py builds NCCL's graph so."""
+    from topolint.model.system import CPU_CLASS as SYSTEM_CPU
+    from topolint.model.system import NVSWITCH_CLASS as SYSTEM_NVSWITCH
+
+    assert (NVSWITCH_CLASS, CPU_CLASS) == (SYSTEM_NVSWITCH, SYSTEM_CPU) == ("0x068000", "0x068001")
