@@ -22,7 +22,7 @@ def dump_topologies(context) -> Iterator[tuple[object, bool]]:
         hwloc = export_of(context, topology)
         if hwloc is not None and hwloc.nvlink_matrices:
             yield topology, True
-        else:
+        elif topology.gpus:
             context.notes.append(f"{topology.path}: NVLink not judged: the hwloc export has no NVLinkBandwidth "
                                  "matrix (written by hwloc 2.5 or later with its NVML backend)")
 

@@ -79,7 +79,7 @@ class NodeModel:
         if self.topologies or topo or self.hwloc:
             kinds.add("topology or matrix")  # a GPU/NIC layout: an NCCL XML, a topo -m matrix or an hwloc export
         if self.topologies or any(not m.gpu_rows_missing and m.restricted is None for m in topo) \
-                or any(h.nvlink_matrices for h in self.hwloc):  # hwloc's NVLink matrix: a row per NVML GPU
+                or self.hwloc:  # NVL001/NVL002 judge its NVLink matrix (a row per NVML GPU) or say it has none
             kinds.add("complete topology or matrix")  # ... with every GPU (not cut, not a cgroup view)
         if self.nvlink_status:
             kinds.add("nvlink-status")  # nvidia-smi nvlink -s: per-link states
