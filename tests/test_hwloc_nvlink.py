@@ -191,6 +191,15 @@ def test_a_bad_matrix_named_on_the_command_line_is_tl001(tmp_path):
     assert "OSDev:99" in finding["message"]
 
 
+def test_a_bad_matrix_in_a_folder_walk_is_tl001_too(tmp_path):
+    """A walk reports malformed content of a format it recognised (inputs/collect.py)."""
+    (tmp_path / "node1").mkdir()
+    (tmp_path / "node1" / "lstopo.xml").write_text(export(HEALTHY).replace("OSDev:21 ", "OSDev:99 ", 1), encoding="utf-8")
+    result = run_cli("check", tmp_path, "--format", "json")
+    assert result.exit_code == 2
+    assert [f["code"] for f in json.loads(result.stdout)["findings"]] == ["TL001"]
+
+
 def test_words_on_lines_of_their_own_keep_their_line_and_column():
     text = export(HEALTHY).replace('length="50">0 1000000 0 0', 'length="50">0\n  1000000 0\n0', 1)
     matrix = _read(text).nvlink_matrices[0]

@@ -181,8 +181,9 @@ def _tokens(source: SourceFile, element):
 
 
 def _bad(source: SourceFile, element, line: int, column: int, message: str) -> InputError:
+    # head: the start of the file, so a folder walk knows it for hwloc and reports it (TL001)
     return InputError(source.path, line or max(element.sourceline or 1, 1),
-                      f"malformed hwloc XML: {NVLINK_MATRIX} {message}", column)
+                      f"malformed hwloc XML: {NVLINK_MATRIX} {message}", column, head=source.text[:65536])
 
 
 def _peer(source: SourceFile, matrix, word: str, line: int, column: int, hetero: bool, by_gp: dict,
