@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
+from topolint.checks._hwloc_nvlink import matrix_rows, nvlink_views, row_evidence
 from topolint.checks._nvlink import xml_pattern
 from topolint.checks._topology import gpu_label
 from topolint.engine.finding import Hit, Related
@@ -45,13 +46,16 @@ def check(context, params: Parameters) -> Iterator[Hit]:
 
 def _xml_and_matrix(context) -> Iterator[Hit]:
     node = context.node.name
+    hwloc = nvlink_views(context)  # an hwloc export stands in for the XML on NVLink only
     for matrix in topo_matrices(context.node):
         view = MatrixView(matrix)
-        for topology in context.node.topologies:
+        for topology in context.node.topologies + hwloc:
             static = topology.kind == "static"
+            from_hwloc = any(topology is t for t in hwloc)
+            rows = matrix_rows(context, topology) if from_hwloc else None
             base = {"xml": topology.path, "matrix": matrix.path}
             if len(topology.gpus) != len(view.gpus):
-                if matrix.restricted is None:
+                if matrix.restricted is None and not from_hwloc:
                     yield _hit(static, "gpu_count", entity=file_entity(node, matrix.path),
                                location=matrix.header_loc,
                                fields={**base, "xml_gpus": len(topology.gpus), "matrix_gpus": len(view.gpus)},
@@ -71,7 +75,7 @@ def _xml_and_matrix(context) -> Iterator[Hit]:
                 related = [Related(location=gpu.loc, entity=entity, message=f"{gpu_label(gpu)} in {topology.path}")]
                 xml_numa = topology.cpus[gpu.cpu_index].numa_id if gpu.cpu_index < len(topology.cpus) else None
                 numa = single_numa(row.numa_affinity)
-                if xml_numa is not None and xml_numa >= 0 and numa is not None and numa != xml_numa:
+                if xml_numa is not None and xml_numa >= 0 and numa is not None and numa != xml_numa and not from_hwloc:
                     yield _hit(static, "numa", entity=entity, location=row.loc,
                                fields={**fields, "xml_value": xml_numa, "matrix_value": numa, "what": "NUMA node"},
                                evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu.bus_id} is under cpu numaid={xml_numa}",
@@ -81,14 +85,17 @@ def _xml_and_matrix(context) -> Iterator[Hit]:
                 switch = pattern.switch.get(gpu.bus_id, 0)
                 direct = max((pattern.count(gpu.bus_id, g.bus_id) for g in topology.gpus if g is not gpu), default=0)
                 xml_links = switch or direct
-                if xml_links == 0 and static:
-                    continue  # a static file that states no nvlink says nothing about NVLink
+                if (xml_links == 0 and static) or (from_hwloc and gpu.bus_id not in rows):
+                    continue  # a static file that states no nvlink (or a GPU NVML did not list) says nothing
                 if xml_links != matrix_links:
                     how = "to the NVSwitches (summed)" if switch else "to its best-linked peer"
-                    yield _hit(static, "nvlink", entity=entity, location=row.loc,
+                    if from_hwloc:
+                        how += " in hwloc's NVLinkBandwidth matrix"
+                    yield _hit(static, "hwloc_nvlink" if from_hwloc else "nvlink", entity=entity, location=row.loc,
                                fields={**fields, "xml_value": xml_links, "matrix_value": matrix_links,
                                        "what": "NVLink count"},
                                evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu_label(gpu)} has {xml_links} NVLinks {how}",
                                          f"{row.loc.path}:{row.loc.line}: {label} shows "
-                                         f"{'NV%d' % matrix_links if matrix_links else 'no NV#'} to its peers"],
+                                         f"{'NV%d' % matrix_links if matrix_links else 'no NV#'} to its peers"]
+                               + (row_evidence(context, topology, gpu) if from_hwloc else []),
                                related=related)
