@@ -15,10 +15,17 @@ def speed_value(link_speed: str | None, version: NcclVersion) -> int | None:
     """NCCL's per-lane value for ``link_speed``, or None when NCCL would not recognise it."""
     if link_speed is None:
         return None
+    known = version.answers("pci_speed")
+    if link_speed in known:
+        return known[link_speed]
+    found = None
     for spelling, value in version.behaviour("pci_speeds"):  # kvDictPciGen of that version
         if link_speed.startswith(spelling):
-            return value
-    return None
+            found = value
+            break
+    if len(link_speed) <= 64:  # a real spelling is short; a long one is not worth remembering
+        known[link_speed] = found
+    return found
 
 
 def read_speed(link_speed: str | None, version: NcclVersion) -> int:
