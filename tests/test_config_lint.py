@@ -139,6 +139,30 @@ def test_dockerfile_both_env_forms_and_stages():
                    ("NCCL_PROTO", "LL 128", 5, 5, "stage:1", False)]
 
 
+@pytest.mark.parametrize("text, expected", [
+    # The next line follows directly: no blank is put between the two halves of a word.
+    ('FROM a\nENV NCCL_P2P_LEVEL="nv\\\nl"\n', [("NCCL_P2P_LEVEL", "nvl", 2, 5)]),
+    # Empty and comment lines inside a continuation are dropped; the instruction goes on.
+    ("FROM a\nENV NCCL_ALGO=Ring \\\n\n# note\n    NCCL_PROTO=LL\n",
+     [("NCCL_ALGO", "Ring", 2, 5), ("NCCL_PROTO", "LL", 5, 5)]),
+    # Blanks after the escape character still continue the line.
+    ("FROM a\nENV NCCL_ALGO=Ring \\  \n  NCCL_PROTO=LL\n", [("NCCL_ALGO", "Ring", 2, 5), ("NCCL_PROTO", "LL", 3, 3)]),
+    # An escaped escape character at the end is a literal backslash, not a continuation.
+    ("FROM a\nENV NCCL_ALGO=Ring\\\\\nENV NCCL_PROTO=LL\n",
+     [("NCCL_ALGO", "Ring\\", 2, 5), ("NCCL_PROTO", "LL", 3, 5)]),
+    # The escape directive changes the character.
+    ("# escape=`\nFROM a\nENV NCCL_ALGO=Ring `\n  NCCL_PROTO=LL\n", [("NCCL_ALGO", "Ring", 3, 5), ("NCCL_PROTO", "LL", 4, 3)]),
+])
+def test_dockerfile_lines_join_as_buildkit_joins_them(text, expected):
+    """BuildKit frontend/dockerfile/parser/parser.go ``Parse``: ``trimContinuationCharacter``
+    with ``lineContinuationRegex``, comment and ``isEmptyContinuationLine`` lines skipped, and
+    the halves written one after the other into the instruction's buffer."""
+    from topolint.parsers.dockerfile import parse_dockerfile
+
+    config = parse_dockerfile(SourceFile("Dockerfile", text))
+    assert [(s.name, s.value, s.loc.line, s.loc.column) for s in config.settings] == expected
+
+
 def test_kubernetes_jobset_pytorchjob_and_init_containers():
     from topolint.parsers.kubernetes import parse_yaml
 

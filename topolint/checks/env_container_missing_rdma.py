@@ -11,7 +11,6 @@ from topolint.checks._config import as_int, rdma_setting_evidence, visible_launc
 from topolint.engine.finding import Hit
 from topolint.model import config as cfg
 from topolint.model.numbers import decimal_fraction
-from topolint.parsers.kubernetes import MULTI_NODE_KINDS
 
 NEEDS = ("config",)
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "ki": 1024, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mi": 1024**2,
@@ -44,7 +43,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 by_kind.setdefault(fact.kind, []).append(fact)
             job_kind = by_kind.get(cfg.JOB_KIND, [None])[0]
             replicas = max((as_int(f.value) or 1 for f in by_kind.get(cfg.REPLICAS, [])), default=1)
-            if kind == "pod" and replicas < 2 and (job_kind is None or job_kind.value not in MULTI_NODE_KINDS):
+            if kind == "pod" and replicas < 2 and (job_kind is None or job_kind.value not in cfg.MULTI_NODE_KINDS):
                 continue
             privileged = bool(by_kind.get(cfg.PRIVILEGED))
             problems = []

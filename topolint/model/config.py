@@ -20,6 +20,9 @@ NPROC_PER_NODE = "nproc-per-node"  # torchrun --nproc-per-node, deepspeed --num_
 GPUS_PER_NODE = "gpus-per-node"  # Slurm --gpus-per-node, --gres=gpu:N
 REPLICAS = "replicas"
 JOB_KIND = "job-kind"
+# Job kinds (a JOB_KIND fact's value) whose pods run on several nodes whatever their replica count.
+MULTI_NODE_KINDS = frozenset({"MPIJob", "PyTorchJob", "TFJob", "JobSet", "LeaderWorkerSet", "XGBoostJob", "PaddleJob",
+                              "TrainJob", "RayJob", "RayCluster", "VolcanoJob"})
 NODES = "nodes"  # Slurm --nodes / -N, torchrun --nnodes
 RDMA_DEVICE = "rdma-device"  # /dev/infiniband mounted or passed as a device
 RDMA_RESOURCE = "rdma-resource"  # a device-plugin resource (rdma/*, vpc.amazonaws.com/efa...)

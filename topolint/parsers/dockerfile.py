@@ -1,8 +1,9 @@
 """Dockerfiles: ``ENV`` in both forms (``ENV A=1 B="x y"`` and legacy ``ENV A 1``), per stage,
 and the heredocs of ``RUN`` and ``COPY``/``ADD`` (BuildKit's ``<<EOF`` syntax).
 
-Instructions are joined at the escape character (``\\`` or the ``# escape=`` directive; comment
-lines inside a continuation are dropped, as Docker does) in one pass over the lines. Each
+Instructions are joined at the escape character (``\\`` or the ``# escape=`` directive) as
+BuildKit joins them: the next line follows directly, and comment and empty lines inside a
+continuation are dropped; one pass over the lines. Each
 ``FROM`` starts a stage; settings are scoped ``stage:NAME`` (or ``stage:N`` for an unnamed
 stage). ``ARG`` is build-time only and not read. A ``RUN <<EOF`` body is a ``/bin/sh`` script
 (a ``#!`` line names another interpreter: then it is listed as skipped); ``RUN cmd <<EOF`` is
@@ -40,6 +41,7 @@ def parse_dockerfile(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="dockerfile")
     lines = source.text.split("\n")
     escape = _escape_character(lines)
+    continuation = _continuation(escape)
     stage, stages = "stage:0", 0
     number = 0
     while number < len(lines):
@@ -48,16 +50,7 @@ def parse_dockerfile(source: SourceFile) -> ConfigFile:
             number += 1
             continue
         first = number + 1
-        parts = []
-        while text.rstrip().endswith(escape) and number + 1 < len(lines):
-            parts.append(text.rstrip()[:-1])
-            number += 1
-            while number + 1 < len(lines) and lines[number].lstrip().startswith("#"):
-                number += 1
-            text = lines[number].rstrip("\r")
-        parts.append(text)
-        number += 1
-        instruction = " ".join(parts)
+        instruction, number = _join_continued(lines, number, continuation)
         match = _INSTRUCTION.match(instruction)
         if not match:
             continue
@@ -77,6 +70,39 @@ def parse_dockerfile(source: SourceFile) -> ConfigFile:
         elif heredocs:
             _copy_heredocs(config, body, heredocs, stage)
     return config
+
+
+def _continuation(escape: str) -> re.Pattern:
+    """BuildKit's ``lineContinuationRegex`` (frontend/dockerfile/parser/parser.go
+    ``SetEscapeToken``): the escape character at the end of a line, blanks after it allowed, and
+    not itself escaped (``\\\\`` at the end is a literal backslash)."""
+    e = re.escape(escape)
+    return re.compile(rf"([^{e}]){e}[ \t]*$|^{e}[ \t]*$")
+
+
+def _join_continued(lines: list[str], number: int, continuation: re.Pattern) -> tuple[str, int]:
+    """One instruction from its physical lines, as BuildKit's ``Parse`` joins them: the escape
+    character and the blanks after it go, the next line follows directly (its leading blanks
+    kept), comment lines and empty lines inside the continuation are dropped. Returns the text and
+    the index of the line after it."""
+    text, continued = _trim_continuation(lines[number].rstrip("\r"), continuation)
+    parts = [text]
+    number += 1
+    while continued and number < len(lines):
+        text = lines[number].rstrip("\r")
+        number += 1
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        text, continued = _trim_continuation(text, continuation)
+        parts.append(text)
+    return "".join(parts), number
+
+
+def _trim_continuation(text: str, continuation: re.Pattern) -> tuple[str, bool]:
+    match = continuation.search(text)
+    if match is None:
+        return text, False
+    return text[:match.start()] + (match.group(1) or ""), True
 
 
 def _stage_name(body: str) -> str | None:

@@ -31,10 +31,6 @@ from topolint.parsers._yaml import (
     written_value,
 )
 
-MULTI_NODE_KINDS = {"MPIJob", "PyTorchJob", "TFJob", "JobSet", "LeaderWorkerSet", "XGBoostJob", "PaddleJob",
-                    "TrainJob", "RayJob", "RayCluster", "VolcanoJob"}
-
-
 def is_rdma_resource(name: str) -> bool:
     lowered = name.lower()
     return (lowered.startswith("rdma/") or "rdma" in lowered or lowered == "vpc.amazonaws.com/efa"
