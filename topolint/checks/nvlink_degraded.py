@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
 from topolint.checks._matrix import gpu_text, matrix_contexts
-from topolint.checks._nvlink import all_to_all, matrix_pattern, xml_pattern
+from topolint.checks._nvlink import shared_all_to_all, shared_matrix_pattern, shared_xml_pattern
 from topolint.checks._topology import gpu_label
 from topolint.engine.finding import Hit
 from topolint.model.matrix import gpu_bus_ids, nv_count
@@ -64,7 +64,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
     for topology in context.node.topologies:
         if topology.kind != "dump":
             continue
-        found = all_to_all(xml_pattern(topology))
+        found = shared_all_to_all(context.shared, shared_xml_pattern(context.shared, topology))
         if found is None:
             continue
         by_bus = {g.bus_id: g for g in topology.gpus}
@@ -81,7 +81,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                                 + (" (summed over its nvlink elements)" if found.kind == "switch" else ""),
                                 f"{len(found.members)} GPUs: most have {found.links}"])
     for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):
-        found = all_to_all(matrix_pattern(mc.view))
+        found = shared_all_to_all(context.shared, shared_matrix_pattern(context.shared, mc.view))
         if found is None:
             continue
         for gpu, count in found.low.items():

@@ -9,9 +9,9 @@ from topolint.checks import CheckParameters
 from topolint.checks._matrix import gpu_text, matrix_contexts
 from topolint.checks._nvlink import (
     NVLINK_MODELS,
-    all_to_all,
-    matrix_pattern,
-    xml_pattern,
+    shared_all_to_all,
+    shared_matrix_pattern,
+    shared_xml_pattern,
 )
 from topolint.checks._topology import gpu_label, pci_id
 from topolint.engine.finding import Hit, Related
@@ -36,8 +36,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
     for topology in context.node.topologies:
         if topology.kind != "dump":
             continue  # a static file's missing nvlink elements are not evidence of absence
-        pattern = xml_pattern(topology)
-        found = all_to_all(pattern)
+        pattern = shared_xml_pattern(context.shared, topology)
+        found = shared_all_to_all(context.shared, pattern)
         by_bus = {g.bus_id: g for g in topology.gpus}
         pci = topology.pci_by_bus()
         for bus, gpu in by_bus.items():
@@ -64,7 +64,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             seen.add(hit.entity)
             yield hit
     for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):
-        found = all_to_all(matrix_pattern(mc.view))
+        found = shared_all_to_all(context.shared, shared_matrix_pattern(context.shared, mc.view))
         if found is None:
             continue  # cube mesh, bridged pairs, all PCIe: nothing to compare against
         for gpu, peers in found.lacking.items():

@@ -10,16 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._nvlink import xml_pattern
+from topolint.checks._matrix import matrix_contexts
+from topolint.checks._nvlink import shared_xml_pattern
 from topolint.checks._topology import gpu_label
 from topolint.engine.finding import Hit, Related
-from topolint.model.matrix import (
-    MatrixView,
-    join_gpus,
-    nv_count,
-    single_numa,
-    topo_matrices,
-)
+from topolint.model.matrix import join_gpus, nv_count, single_numa
 from topolint.model.node import file_entity, gpu_entity
 
 NEEDS = ("two sources",)
@@ -45,8 +40,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
 
 def _xml_and_matrix(context) -> Iterator[Hit]:
     node = context.node.name
-    for matrix in topo_matrices(context.node):
-        view = MatrixView(matrix)
+    for mc in matrix_contexts(context.node, shared=context.shared):
+        matrix, view = mc.matrix, mc.view
         for topology in context.node.topologies:
             static = topology.kind == "static"
             base = {"xml": topology.path, "matrix": matrix.path}
@@ -60,7 +55,7 @@ def _xml_and_matrix(context) -> Iterator[Hit]:
                                related=[Related(location=topology.system_loc, entity=file_entity(node, topology.path),
                                                 message="the topology XML")])
                 continue
-            pattern = xml_pattern(topology)
+            pattern = shared_xml_pattern(context.shared, topology)
             for index, gpu in sorted(join_gpus(topology, matrix).items()):
                 label = f"GPU{index}"
                 row = view.rows.get(label)
