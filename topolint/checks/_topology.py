@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from topolint.checks._memo import per_node
 from topolint.engine.finding import Related
 from topolint.model.facts import Gpu, TopologyFile
 from topolint.model.node import gpu_entity, nic_entity
@@ -72,6 +73,18 @@ def nearest_fabric_net(system, gpu: Gpu, fabric: list) -> tuple | None:
     raw = system.raw_paths[gpu.bus_id]
     reachable = [(-raw[n].bw, system.version.rank(raw[n].type), n) for n in fabric if n in raw]
     return min(reachable)[2] if reachable else None
+
+
+def fabric_nearest(context, system) -> tuple[list, dict[str, tuple | None]]:
+    """The system's fabric NETs and each GPU's nearest_fabric_net (by bus id), once per node:
+    NUMA001 and PCIE001 ask both of every GPU."""
+    def answer():
+        fabric = [net for net in system.nets if system.is_fabric(net)]
+        nearest = {gpu.bus_id: nearest_fabric_net(system, gpu, fabric) for gpu in system.topology.gpus} \
+            if fabric else {}
+        return fabric, nearest
+
+    return per_node(context.shared, "fabric_nearest", system, answer)
 
 
 def gpu_nic_hit(node: str, topology: TopologyFile, system, gpu: Gpu, net: tuple, path_note: str):

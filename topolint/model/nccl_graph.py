@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from topolint.model.facts import TopologyFile
@@ -896,9 +897,27 @@ _ACCEPTED: set[bytes] = set()
 _RENAMEABLE = re.compile(r'(\s(host_hash|name|guid)=")([0-9A-Za-z_.:]*)(?=")')
 
 
+_DIGESTS: OrderedDict = OrderedDict()  # (id(topology), version) -> (topology, digest), the latest few
+_DIGESTS_LIMIT = 8
+
+
 def renamed_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
     """The key under which nodes share NCCL's answers for a file: its text with names, GUIDs and
-    host hashes renamed canonically (see above), its byte-order mark and the version."""
+    host hashes renamed canonically (see above), its byte-order mark and the version. A node's
+    checks ask it several times (System.signature, check_loads): the latest few are kept, each
+    with its topology so that the id is not reused meanwhile."""
+    key = (id(topology), version)
+    kept = _DIGESTS.get(key)
+    if kept is not None and kept[0] is topology:
+        return kept[1]
+    digest = _renamed_digest(topology, version)
+    _DIGESTS[key] = (topology, digest)
+    while len(_DIGESTS) > _DIGESTS_LIMIT:
+        _DIGESTS.popitem(last=False)
+    return digest
+
+
+def _renamed_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
     seen: dict[tuple, int] = {}
 
     def stand_in(match: re.Match) -> str:
