@@ -79,11 +79,12 @@ class NcclVersion:
     def rank(self, path_type: str) -> int:
         """A path type's place in this version's order (lower is closer). Remembered per version:
         the placement rules ask it for every GPU-NIC pair of every node."""
-        ranks = self.answers("rank")
-        rank = ranks.get(path_type)
-        if rank is None:
-            rank = ranks[path_type] = self._rank(path_type)
-        return rank
+        try:
+            return self.__dict__["_ranks"][path_type]
+        except KeyError:
+            rank = self.answers("rank")[path_type] = self._rank(path_type)
+            self.__dict__["_ranks"] = self.answers("rank")
+            return rank
 
     def _rank(self, path_type: str) -> int:
         name = ALIASES.get(path_type, path_type)

@@ -43,20 +43,29 @@ _HEX = re.compile(r"(?:0[xX])?([0-9a-fA-F]{1,%d})" % MAX_DIGITS)
 _C_SPACE = " \t\n\v\f\r"
 _C_INT = re.compile(r"([+-]?)(0[xX](?=[0-9a-fA-F]))?([0-9a-zA-Z]*)")
 MEMO_TEXT = 256  # texts up to this length have their answers remembered (_remembered)
+MEMO_ENTRIES = 4096
 
 
 def _remembered(read):
     """``read`` with its answers to short texts remembered in a bounded table. The helpers are pure
     and their answers immutable (ints, tuples, CpuSet); a large run asks the same few texts over and
     over (every node's ``16.0 GT/s PCIe``, its CPU masks, its NUMA ids). Long texts are read
-    afresh, so the table never holds more than its size times MEMO_TEXT characters."""
-    table = functools.lru_cache(maxsize=4096)(read)
+    afresh, and a full table starts over, so it never holds more than MEMO_ENTRIES texts of at most
+    MEMO_TEXT characters."""
+    table: dict = {}
 
     @functools.wraps(read)
     def answer(text, *args):
-        if type(text) is str and len(text) <= MEMO_TEXT:
-            return table(text, *args)
-        return read(text, *args)
+        key = (text, *args) if args else text
+        try:
+            return table[key]
+        except KeyError:
+            value = read(text, *args)
+            if type(text) is str and len(text) <= MEMO_TEXT:
+                if len(table) >= MEMO_ENTRIES:
+                    table.clear()
+                table[key] = value
+            return value
 
     return answer
 
@@ -260,6 +269,8 @@ class CpuSet:
         return any(low <= cpu <= high for low, high in self.intervals)
 
     def __and__(self, other: CpuSet) -> CpuSet:
+        if self.intervals == other.intervals:  # GPUs of one NUMA node report one set
+            return self
         out, i, j = [], 0, 0
         a, b = self.intervals, other.intervals
         while i < len(a) and j < len(b):
