@@ -19,6 +19,8 @@ class MatrixContext:
         self.view = MatrixView(matrix)
         self.bus = bus_ids(node, matrix)
         self._memo: dict[tuple, object] = {}
+        self._numa: dict[str, str | None] = {}  # the two answers asked most: their own tables
+        self._paths: dict[tuple[str, str], str | None] = {}
 
     def _remembered(self, key: tuple, compute):
         if key not in self._memo:
@@ -53,7 +55,11 @@ class MatrixContext:
     def numa_node(self, label: str) -> str | None:
         """The row's single NUMA node from the NUMA Affinity column; for a NIC without one, the
         node of the GPUs it reaches without crossing a CPU link (PIX, PXB, PHB, NODE), if one."""
-        return self._remembered(("numa", label), lambda: self._numa_node(label))
+        try:
+            return self._numa[label]
+        except KeyError:
+            numa = self._numa[label] = self._numa_node(label)
+            return numa
 
     def _numa_node(self, label: str) -> str | None:
         row = self.view.rows.get(label)
@@ -74,7 +80,11 @@ class MatrixContext:
         """NCCL's path type for a matrix cell. NCCL only gives SYS for a path that crosses a
         CPU-to-CPU link (src/graph/paths.cc ncclTopoSetPaths: LINK_SYS): SYS between a GPU and a
         NIC the NUMA column puts on one node is PHB to NCCL."""
-        return self._remembered(("path", gpu, nic), lambda: self._path(gpu, nic))
+        try:
+            return self._paths[gpu, nic]
+        except KeyError:
+            path = self._paths[gpu, nic] = self._path(gpu, nic)
+            return path
 
     def _path(self, gpu: str, nic: str) -> str | None:
         name = path_name(self.view.rel(gpu, nic))
