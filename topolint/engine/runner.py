@@ -247,13 +247,14 @@ def _check_node(node: NodeModel, rules, node_rules, needs: dict, collection: Col
     context = CheckContext(node, options, collection.configs, topology_nodes=collection.topology_nodes)
     available = node.available()
     ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
+    where = node_input(node)  # what an internal error names
     for rule, module, params in node_rules:
         missing = [need for need in needs[rule.code] if need not in available]
         if missing:
             result.notes.append(f"{rule.code} not run on node {node.name}: no {', '.join(missing)} input")
             continue
         ran.add(rule.code)
-        for hit in _hits(rule, module, context, params, result, node_input(node)):
+        for hit in _hits(rule, module, context, params, result, where):
             result.findings.append(to_finding(rule, node.name, hit))
         result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # --verbose shows a selected rule's notes
         context.notes.clear()
