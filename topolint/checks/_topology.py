@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from topolint.checks._memo import per_node
 from topolint.engine.finding import Related
 from topolint.model.facts import Gpu, TopologyFile
@@ -50,7 +52,12 @@ HYPERVISOR_BRIDGES = {"0x104c:0x8232"}  # TI bridge that hypervisors (IBM Cloud 
 
 def pci_id(pci) -> str | None:
     """``0xvvvv:0xdddd`` (lower case, 4 hex digits each), or None when either is missing."""
-    vendor, device = hex_int(pci.vendor), hex_int(pci.device)
+    return _pci_id(pci.vendor, pci.device)
+
+
+@lru_cache(maxsize=1024)  # a cluster has few device models; PCIE004, NVL001 and NUMA002 ask every device's
+def _pci_id(vendor_text: str | None, device_text: str | None) -> str | None:
+    vendor, device = hex_int(vendor_text), hex_int(device_text)
     return None if vendor is None or device is None else f"0x{vendor:04x}:0x{device:04x}"
 
 

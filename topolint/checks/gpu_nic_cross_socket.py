@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from topolint.checks import CheckParameters
 from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
 from topolint.checks._topology import (
+    fabric_nearest,
     gpu_label,
     gpu_nic_hit,
     gpu_sort_key,
-    fabric_nearest,
     xml_then_matrix,
 )
 from topolint.engine.finding import Hit

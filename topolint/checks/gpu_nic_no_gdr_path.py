@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from topolint.checks import CheckParameters
 from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
 from topolint.checks._topology import (
+    fabric_nearest,
     gpu_label,
     gpu_nic_hit,
     gpu_sort_key,
     is_hypervisor_bridge,
-    fabric_nearest,
     xml_then_matrix,
 )
 from topolint.engine.finding import Hit

@@ -74,7 +74,9 @@ def _xml_and_matrix(context) -> Iterator[Hit]:
                                related=related)
                 matrix_links = max((nv_count(view.rel(label, g)) for g in view.gpus if g != label), default=0)
                 switch = pattern.switch.get(gpu.bus_id, 0)
-                direct = max((pattern.count(gpu.bus_id, g.bus_id) for g in topology.gpus if g is not gpu), default=0)
+                linked = pattern.links().get(gpu.bus_id, {})  # = pattern.count for another bus id
+                direct = max((linked.get(g.bus_id, 0) if g.bus_id != gpu.bus_id else pattern.count(gpu.bus_id, g.bus_id)
+                              for g in topology.gpus if g is not gpu), default=0)
                 xml_links = switch or direct
                 if xml_links == 0 and static:
                     continue  # a static file that states no nvlink says nothing about NVLink
