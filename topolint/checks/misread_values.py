@@ -158,22 +158,25 @@ def _pci(element: _Element, pci, version) -> set[str]:
     return handled
 
 
-def _net(element: _Element, net, topology: TopologyFile) -> set[str]:
-    raw = net.attrs.get("speed")
+def _speed_repair(net) -> str:
     name = net.name or ""
     tool = f"`ethtool {name}`" if re.match(r"(eth|en|ib\d)", name) else f"`ibstat {name}`".replace(" `", "`")
-    repair = f'set speed to the port rate in Mb/s, e.g. speed="400000" for 400 Gb/s ({tool} shows the rate)'
+    return f'set speed to the port rate in Mb/s, e.g. speed="400000" for 400 Gb/s ({tool} shows the rate)'
+
+
+def _net(element: _Element, net, topology: TopologyFile) -> set[str]:
+    raw = net.attrs.get("speed")
     if raw is None:
         # A static file is completed from the net plugin (xmlInitAttrInt fills a missing speed).
         if topology.kind == "dump":
-            element.add("no speed attribute, read as 10 Gb/s", repair, "no speed attribute")
+            element.add("no speed attribute, read as 10 Gb/s", _speed_repair(net), "no speed attribute")
         return set()
     value, clean = strtol_clean(raw)
     if value <= 0:
-        element.add(f'speed="{raw}" is read as 10 Gb/s ({NET_DEFAULT_MBPS} Mb/s)', repair,
+        element.add(f'speed="{raw}" is read as 10 Gb/s ({NET_DEFAULT_MBPS} Mb/s)', _speed_repair(net),
                     f'speed="{raw}" reads as {value}, which NCCL replaces with {NET_DEFAULT_MBPS}')
     elif not clean:
-        element.add(f'speed="{raw}" is read as {value} Mb/s ({value / 1000:g} Gb/s)', repair,
+        element.add(f'speed="{raw}" is read as {value} Mb/s ({value / 1000:g} Gb/s)', _speed_repair(net),
                     f'speed="{raw}" is not a plain number; strtol stops after {value}')
     return {"speed"}
 
