@@ -42,11 +42,11 @@ _DECIMAL = re.compile(r"[+-]?[0-9]{1,%d}" % MAX_DIGITS)
 _HEX = re.compile(r"(?:0[xX])?([0-9a-fA-F]{1,%d})" % MAX_DIGITS)
 _C_SPACE = " \t\n\v\f\r"
 _C_INT = re.compile(r"([+-]?)(0[xX](?=[0-9a-fA-F]))?([0-9a-zA-Z]*)")
-MEMO_TEXT = 256  # texts up to this length have their answers remembered (_remembered)
+MEMO_TEXT = 256  # texts up to this length have their answers remembered (remembered())
 MEMO_ENTRIES = 4096
 
 
-def _remembered(read):
+def remembered(read):
     """``read`` with its answers to short texts remembered in a bounded table. The helpers are pure
     and their answers immutable (ints, tuples, CpuSet); a large run asks the same few texts over and
     over (every node's ``16.0 GT/s PCIe``, its CPU masks, its NUMA ids). Long texts are read
@@ -61,7 +61,7 @@ def _remembered(read):
             return table[key]
         except KeyError:
             value = read(text, *args)
-            if type(text) is str and len(text) <= MEMO_TEXT:
+            if text is None or (type(text) is str and len(text) <= MEMO_TEXT):
                 if len(table) >= MEMO_ENTRIES:
                     table.clear()
                 table[key] = value
@@ -70,7 +70,7 @@ def _remembered(read):
     return answer
 
 
-@_remembered
+@remembered
 def decimal(text: str | None) -> int | None:
     """A decimal integer as a tool prints it (surrounding blanks allowed); None otherwise."""
     if text is None:
@@ -91,7 +91,7 @@ def decimal_fraction(text: str | None) -> float | None:
     return float(text) if _DECIMAL_FRACTION.fullmatch(text) else None
 
 
-@_remembered
+@remembered
 def hex_int(text: str | None) -> int | None:
     """A hexadecimal integer with or without ``0x`` (PCI ids, GUIDs, cpumask words)."""
     if text is None:
@@ -100,7 +100,7 @@ def hex_int(text: str | None) -> int | None:
     return int(match.group(1), 16) if match else None
 
 
-@_remembered
+@remembered
 def _c_integer(text: str, base: int) -> tuple[int | None, int]:
     """(value, end) of C's strtol-family scan; value None when no digit was read."""
     start = len(text) - len(text.lstrip(_C_SPACE))
@@ -294,7 +294,7 @@ class CpuSet:
         return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in self.intervals)
 
 
-@_remembered
+@remembered
 def cpulist(text: str | None) -> CpuSet | None:
     """A Linux cpulist (``0-47,96-143``, ``0,2,4``; numactl, nvidia-smi, sysfs); None when a
     part does not parse, a range runs backwards or a CPU id is beyond MAX_CPUS."""
@@ -333,7 +333,7 @@ def cpu_ids(text: str | None) -> CpuSet | None:
     return CpuSet.of((i, i) for i in ids)
 
 
-@_remembered
+@remembered
 def cpumask(text: str | None) -> CpuSet | None:
     """A Linux cpumask as NCCL writes ``affinity`` (comma-separated hex words, most significant
     first: ``ffffffff,00000000``); None when it does not parse or is wider than MAX_CPUS.
