@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from topolint.checks._memo import across_nodes
 from topolint.engine.finding import Related
-from topolint.model.matrix import MatrixView, bus_ids, path_name, topo_matrices
+from topolint.model.matrix import MatrixView, bus_ids, nv_count, path_name, topo_matrices
 from topolint.model.node import gpu_entity, nic_entity
 
 
@@ -18,9 +19,9 @@ class MatrixContext:
         self.matrix = matrix
         self.view = MatrixView(matrix)
         self.bus = bus_ids(node, matrix)
-        self._memo: dict[tuple, object] = {}
-        self._numa: dict[str, str | None] = {}  # the two answers asked most: their own tables
-        self._paths: dict[tuple[str, str], str | None] = {}
+        # Answers depend on the matrix's values alone: nodes with the same matrix share them.
+        self.content = _content(matrix)
+        self._memo, self._numa, self._paths = across_nodes("matrix answers", self.content, lambda: ({}, {}, {}))
 
     def _remembered(self, key: tuple, compute):
         if key not in self._memo:
@@ -71,6 +72,11 @@ class MatrixContext:
         near = {self.numa_node(g) for g in self.view.gpus
                 if path_name(self.view.rel(g, label)) in ("PIX", "PXB", "PHB")}
         return near.pop() if len(near) == 1 and None not in near else None
+
+    def best_nvlink(self, gpu: str) -> int:
+        """The highest NV# in a GPU's cells to the other GPUs (0 for none)."""
+        return self._remembered(("best_nvlink", gpu), lambda: max(
+            (nv_count(self.view.rel(gpu, g)) for g in self.view.gpus if g != gpu), default=0))
 
     def same_numa(self, a: str, b: str) -> bool:
         numa = self.numa_node(a)
@@ -166,6 +172,13 @@ class MatrixContext:
             if path is not None and version.at_most(path, "PXB"):
                 return relay, nic, True
         return None, None, known
+
+
+def _content(matrix) -> tuple:
+    """Everything MatrixContext's remembered answers (NUMA nodes, paths, nearest NICs, local
+    GPUs, relays) read of a matrix: its labels, their kinds, the cells and NUMA affinities."""
+    return (tuple(matrix.columns), tuple(matrix.column_kinds),
+            tuple((row.label, tuple(row.cells), row.numa_affinity) for row in matrix.rows))
 
 
 def matrix_contexts(node, complete_only: bool = False, shared: dict | None = None) -> list[MatrixContext]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from topolint.checks._memo import per_node
+from topolint.checks._memo import across_nodes, per_node
 from topolint.model.matrix import nv_count
 
 NVSWITCH_CLASS = "0x068000"  # = model.system.NVSWITCH_CLASS; not imported, so networkx loads only for graphs
@@ -128,13 +128,14 @@ def xml_pattern(topology) -> Pattern:
     return pattern
 
 
-# ---- once per node (NVL001, NVL002 and TL003 ask the same questions; checks/_memo.py) ----------
+# ---- asked once (NVL001, NVL002 and TL003 ask the same questions; checks/_memo.py) --------------
 def shared_xml_pattern(shared: dict, topology) -> Pattern:
     return per_node(shared, "xml_pattern", topology, lambda: xml_pattern(topology))
 
 
-def shared_matrix_pattern(shared: dict, view) -> Pattern:
-    return per_node(shared, "matrix_pattern", view, lambda: matrix_pattern(view))
+def matrix_all_to_all(mc) -> AllToAll | None:
+    """all_to_all of a MatrixContext's matrix (labels only), shared by the nodes with its content."""
+    return across_nodes("matrix all_to_all", mc.content, lambda: all_to_all(matrix_pattern(mc.view)))
 
 
 def shared_all_to_all(shared: dict, pattern: Pattern) -> AllToAll | None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
 from topolint.checks._matrix import gpu_text, matrix_contexts
-from topolint.checks._nvlink import shared_all_to_all, shared_matrix_pattern, shared_xml_pattern
+from topolint.checks._nvlink import matrix_all_to_all, shared_all_to_all, shared_xml_pattern
 from topolint.checks._topology import gpu_label
 from topolint.engine.finding import Hit
 from topolint.model.matrix import gpu_bus_ids, nv_count
@@ -81,7 +81,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                                 + (" (summed over its nvlink elements)" if found.kind == "switch" else ""),
                                 f"{len(found.members)} GPUs: most have {found.links}"])
     for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):
-        found = shared_all_to_all(context.shared, shared_matrix_pattern(context.shared, mc.view))
+        found = matrix_all_to_all(mc)
         if found is None:
             continue
         for gpu, count in found.low.items():

@@ -9,8 +9,8 @@ from topolint.checks import CheckParameters
 from topolint.checks._matrix import gpu_text, matrix_contexts
 from topolint.checks._nvlink import (
     NVLINK_MODELS,
+    matrix_all_to_all,
     shared_all_to_all,
-    shared_matrix_pattern,
     shared_xml_pattern,
 )
 from topolint.checks._topology import gpu_label, pci_id
@@ -64,7 +64,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             seen.add(hit.entity)
             yield hit
     for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):
-        found = shared_all_to_all(context.shared, shared_matrix_pattern(context.shared, mc.view))
+        found = matrix_all_to_all(mc)
         if found is None:
             continue  # cube mesh, bridged pairs, all PCIe: nothing to compare against
         for gpu, peers in found.lacking.items():

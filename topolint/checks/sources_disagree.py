@@ -14,7 +14,7 @@ from topolint.checks._matrix import matrix_contexts
 from topolint.checks._nvlink import shared_xml_pattern
 from topolint.checks._topology import gpu_label
 from topolint.engine.finding import Hit, Related
-from topolint.model.matrix import join_gpus, nv_count, single_numa
+from topolint.model.matrix import join_gpus, single_numa
 from topolint.model.node import file_entity, gpu_entity
 
 NEEDS = ("two sources",)
@@ -61,26 +61,26 @@ def _xml_and_matrix(context) -> Iterator[Hit]:
                 row = view.rows.get(label)
                 if row is None:
                     continue
+                xml_numa = topology.cpus[gpu.cpu_index].numa_id if gpu.cpu_index < len(topology.cpus) else None
+                numa = single_numa(row.numa_affinity)
+                numa_differs = xml_numa is not None and xml_numa >= 0 and numa is not None and numa != xml_numa
+                matrix_links = mc.best_nvlink(label)
+                switch = pattern.switch.get(gpu.bus_id, 0)
+                xml_links = switch or _best_peer_links(pattern, topology, gpu)
+                # a static file that states no nvlink says nothing about NVLink
+                nvlink_differs = not (xml_links == 0 and static) and xml_links != matrix_links
+                if not (numa_differs or nvlink_differs):
+                    continue
                 entity = gpu_entity(node, gpu.bus_id)
                 fields = {**base, "gpu": gpu_label(gpu), "gpu_bus": gpu.bus_id}
                 related = [Related(location=gpu.loc, entity=entity, message=f"{gpu_label(gpu)} in {topology.path}")]
-                xml_numa = topology.cpus[gpu.cpu_index].numa_id if gpu.cpu_index < len(topology.cpus) else None
-                numa = single_numa(row.numa_affinity)
-                if xml_numa is not None and xml_numa >= 0 and numa is not None and numa != xml_numa:
+                if numa_differs:
                     yield _hit(static, "numa", entity=entity, location=row.loc,
                                fields={**fields, "xml_value": xml_numa, "matrix_value": numa, "what": "NUMA node"},
                                evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu.bus_id} is under cpu numaid={xml_numa}",
                                          f"{row.loc.path}:{row.loc.line}: {label} NUMA Affinity {row.numa_affinity}"],
                                related=related)
-                matrix_links = max((nv_count(view.rel(label, g)) for g in view.gpus if g != label), default=0)
-                switch = pattern.switch.get(gpu.bus_id, 0)
-                linked = pattern.links().get(gpu.bus_id, {})  # = pattern.count for another bus id
-                direct = max((linked.get(g.bus_id, 0) if g.bus_id != gpu.bus_id else pattern.count(gpu.bus_id, g.bus_id)
-                              for g in topology.gpus if g is not gpu), default=0)
-                xml_links = switch or direct
-                if xml_links == 0 and static:
-                    continue  # a static file that states no nvlink says nothing about NVLink
-                if xml_links != matrix_links:
+                if nvlink_differs:
                     how = "to the NVSwitches (summed)" if switch else "to its best-linked peer"
                     yield _hit(static, "nvlink", entity=entity, location=row.loc,
                                fields={**fields, "xml_value": xml_links, "matrix_value": matrix_links,
@@ -89,3 +89,10 @@ def _xml_and_matrix(context) -> Iterator[Hit]:
                                          f"{row.loc.path}:{row.loc.line}: {label} shows "
                                          f"{'NV%d' % matrix_links if matrix_links else 'no NV#'} to its peers"],
                                related=related)
+
+
+def _best_peer_links(pattern, topology, gpu) -> int:
+    """The GPU's NVLink count to its best-linked peer GPU of the file (0 for none)."""
+    linked = pattern.links().get(gpu.bus_id, {})  # = pattern.count for another bus id
+    return max((linked.get(g.bus_id, 0) if g.bus_id != gpu.bus_id else pattern.count(gpu.bus_id, g.bus_id)
+                for g in topology.gpus if g is not gpu), default=0)
