@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from topolint.checks._memo import across_nodes
+from topolint.checks._memo import Values, across_nodes
 from topolint.engine.finding import Related
 from topolint.model.matrix import MatrixView, bus_ids, nv_count, path_name, topo_matrices
 from topolint.model.node import gpu_entity, nic_entity
@@ -177,8 +177,8 @@ class MatrixContext:
 def _content(matrix) -> tuple:
     """Everything MatrixContext's remembered answers (NUMA nodes, paths, nearest NICs, local
     GPUs, relays) read of a matrix: its labels, their kinds, the cells and NUMA affinities."""
-    return (tuple(matrix.columns), tuple(matrix.column_kinds),
-            tuple((row.label, tuple(row.cells), row.numa_affinity) for row in matrix.rows))
+    return Values((tuple(matrix.columns), tuple(matrix.column_kinds),
+                   tuple((row.label, tuple(row.cells), row.numa_affinity) for row in matrix.rows)))
 
 
 def matrix_contexts(node, complete_only: bool = False, shared: dict | None = None) -> list[MatrixContext]:

@@ -43,7 +43,16 @@ def across_nodes(question: str, content: tuple, answer: Callable[[], Any]) -> An
     if found is None:
         found = _ACROSS[key] = answer()
         while len(_ACROSS) > _ACROSS_LIMIT:
-            _ACROSS.popitem(last=False)
-    else:
-        _ACROSS.move_to_end(key)
+            _ACROSS.popitem(last=False)  # the oldest content
     return found
+
+
+class Values(tuple):
+    """A tuple of fact values that hashes once: an across_nodes key asked several times a node."""
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = tuple.__hash__(self)
+            return self._hash

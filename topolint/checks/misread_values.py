@@ -33,6 +33,7 @@ _GT_TO_GENERATION = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 _OLD_SPELLING = {1: "2.5 GT/s", 2: "5 GT/s", 3: "8 GT/s", 4: "16 GT/s", 5: "32 GT/s"}
 NET_DEFAULT_MBPS = 10000
 _JUDGED = {"pci", "net", "gpu"}  # elements whose values are judged, not only their empty attributes
+_NOTHING: frozenset[str] = frozenset()
 
 
 class Parameters(CheckParameters):
@@ -215,18 +216,20 @@ def check(context, params: Parameters) -> Iterator[Hit]:
     for topology in context.node.topologies:
         known = _identify(topology)
         for stat in topology.elements:
-            if not stat.empty_attrs and stat.tag not in _JUDGED:
+            empty = stat.empty_attrs
+            if not empty and stat.tag not in _JUDGED:
                 continue  # nothing of it is read wrong
             tag, fact, owner = known.get(_key(stat.tag, stat.loc), (stat.tag, None, None))
             element = _Element(stat.loc)
-            handled: set[str] = set()
+            handled: set[str] = _NOTHING
             if stat.tag == "pci" and fact is not None:
                 handled = _pci(element, fact, version)
             elif stat.tag == "net" and fact is not None:
                 handled = _net(element, fact, topology)
             elif stat.tag == "gpu" and fact is not None:
                 _gpu(element, fact, topology)
-            _empty(element, stat.tag, [a for a in stat.empty_attrs if a not in handled])
+            if empty:
+                _empty(element, stat.tag, [a for a in empty if a not in handled])
             if element.misread:
                 label, entity = (_describe(node, tag, fact, owner) if tag == "system" or fact is not None
                                  else (f"<{stat.tag}>", f"{node}/system"))
