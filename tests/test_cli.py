@@ -8,6 +8,7 @@ parsed JSON instead, so that rules added later do not churn the snapshots.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -437,3 +438,21 @@ def test_files_and_folders_together(tmp_path):
                                cwd=tmp_path)
     assert code == 1
     assert sorted(f["node"] for f in report["findings"]) == ["node01", "node02", "standalone"]
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "json"])
+def test_an_ascii_terminal_gets_escapes_not_an_internal_error(tmp_path, fmt):
+    """A C locale's ASCII stdout and a value from the input that is not ASCII: the report is written
+    (text formats with \\x escapes, JSON with its own \\u ones) and the exit code is the findings'."""
+    script = tmp_path / "run.sh"
+    script.write_bytes("export NCCL_SOCKET_IFNAME=\u00e9th0\n".encode())
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    result = subprocess.run([sys.executable, "-m", "topolint", "check", str(script), "--format", fmt, "--no-cache"],
+                            capture_output=True, cwd=ROOT, env=env)
+    assert result.returncode == 1, result.stderr.decode(errors="replace")
+    assert b"internal error" not in result.stderr
+    out = result.stdout.decode("ascii")
+    if fmt == "json":
+        assert json.loads(out)["findings"][0]["message"].startswith("NCCL_SOCKET_IFNAME=\u00e9th0")
+    else:
+        assert "NCCL_SOCKET_IFNAME=\\xe9th0" in out

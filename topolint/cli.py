@@ -230,7 +230,18 @@ def _command_collect(args) -> int:
     return command_collect(args)
 
 
+def _write_what_the_terminal_cannot_encode_as_escapes() -> None:
+    """A C or POSIX locale (cron, minimal CI images) gives Python an ASCII stdout, and values from
+    inputs need not be ASCII: write what the encoding lacks as ``\\xe9`` escapes rather than fail
+    the run. JSON and SARIF are ASCII already (\\u escapes); ``-o FILE`` is always UTF-8."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding not in ("utf8", "utf8sig") and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _write_what_the_terminal_cannot_encode_as_escapes()
     # pydantic looks for plugins in the metadata of every installed distribution the first time a
     # model is built (a tenth of a config-only check); the command line uses none.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
