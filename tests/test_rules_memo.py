@@ -105,6 +105,18 @@ def test_a_matrix_that_differs_in_one_cell_has_answers_of_its_own(tmp_path):
     assert matrix_all_to_all(other) == all_to_all(matrix_pattern(other.view))
 
 
+def test_a_matrix_too_large_to_share_keeps_its_answers(tmp_path, monkeypatch):
+    from topolint.checks import _matrix
+
+    monkeypatch.setattr(_matrix, "SHARED_CELLS", 1)
+    text = MATRIX.read_text(encoding="utf-8")
+    one = MatrixContext(node := _node(tmp_path / "a", text), node.matrices[0])
+    other = MatrixContext(node := _node(tmp_path / "b", text), node.matrices[0])
+    assert one.content is None and other._memo is not one._memo
+    assert _answers(other, VERSIONS[-1]) == _answers(_fresh(other), VERSIONS[-1])
+    assert matrix_all_to_all(other) == all_to_all(matrix_pattern(other.view))
+
+
 # ---- NVLink patterns ---------------------------------------------------------------------------
 def _reference_all_to_all(p: Pattern):
     """all_to_all as it was written before its tables (faba356), asking count/peers each time."""
@@ -198,6 +210,18 @@ def test_remembered_table_stays_bounded():
     for i in range(numbers.MEMO_ENTRIES + 50):
         assert numbers.decimal(str(i)) == i
     assert 0 < len(numbers.decimal.cache) <= numbers.MEMO_ENTRIES
+
+
+def test_cpu_set_intersections_are_the_merged_intervals():
+    rng = random.Random(5)
+    sets = [numbers.CpuSet.of((a, a + rng.randint(0, 6)) for a in rng.sample(range(200), rng.randint(0, 12)))
+            for _ in range(60)]
+    sets.append(numbers.CpuSet.of((2 * i, 2 * i) for i in range(numbers.MEMO_INTERVALS + 5)))  # not remembered
+    for a in sets:
+        for b in sets:
+            expected = numbers.CpuSet.of((x, x) for x in range(400) if x in a and x in b)
+            assert a & b == expected == a._intersection(b)
+            assert a.issubset(b) == all(x in b for x in range(400) if x in a)
 
 
 def test_strtol_family_remembers_each_base_apart():

@@ -8,6 +8,9 @@ from topolint.model.matrix import MatrixView, bus_ids, nv_count, path_name, topo
 from topolint.model.node import gpu_entity, nic_entity
 
 
+SHARED_CELLS = 4096  # larger matrices (no real node has one) keep their answers to themselves
+
+
 class MatrixContext:
     """One matrix of a node with what the checks need: lookups, bus ids from the node's XML.
     Answers are remembered (the matrix does not change while its node is checked), so the
@@ -20,8 +23,9 @@ class MatrixContext:
         self.view = MatrixView(matrix)
         self.bus = bus_ids(node, matrix)
         # Answers depend on the matrix's values alone: nodes with the same matrix share them.
-        self.content = _content(matrix)
-        self._memo, self._numa, self._paths = across_nodes("matrix answers", self.content, lambda: ({}, {}, {}))
+        self.content = _content(matrix) if len(matrix.columns) * len(matrix.rows) <= SHARED_CELLS else None
+        self._memo, self._numa, self._paths = ({}, {}, {}) if self.content is None else \
+            across_nodes("matrix answers", self.content, lambda: ({}, {}, {}))
 
     def _remembered(self, key: tuple, compute):
         if key not in self._memo:

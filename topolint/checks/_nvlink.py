@@ -135,6 +135,8 @@ def shared_xml_pattern(shared: dict, topology) -> Pattern:
 
 def matrix_all_to_all(mc) -> AllToAll | None:
     """all_to_all of a MatrixContext's matrix (labels only), shared by the nodes with its content."""
+    if mc.content is None:
+        return all_to_all(matrix_pattern(mc.view))
     return across_nodes("matrix all_to_all", mc.content, lambda: all_to_all(matrix_pattern(mc.view)))
 
 

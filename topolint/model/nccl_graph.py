@@ -898,7 +898,7 @@ _RENAMEABLE = re.compile(r'(\s(host_hash|name|guid)=")([0-9A-Za-z_.:]*)(?=")')
 
 
 _DIGESTS: OrderedDict = OrderedDict()  # (id(topology), version) -> (topology, digest), the latest few
-_DIGESTS_LIMIT = 8
+_DIGESTS_LIMIT = 4  # a node's topologies (each kept alive while here: few, so memory stays a node's)
 
 
 def renamed_digest(topology: TopologyFile, version: NcclVersion) -> bytes:

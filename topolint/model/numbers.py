@@ -244,6 +244,10 @@ def printed_float(text: str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+MEMO_INTERVALS = 64  # intersections of sets of at most this many intervals are remembered
+_INTERSECTIONS: dict[tuple, CpuSet] = {}
+
+
 @dataclass(frozen=True)
 class CpuSet:
     """A set of CPU ids as sorted, disjoint, non-adjacent closed intervals."""
@@ -272,6 +276,17 @@ class CpuSet:
     def __and__(self, other: CpuSet) -> CpuSet:
         if self.intervals == other.intervals:  # GPUs of one NUMA node report one set
             return self
+        if len(self.intervals) > MEMO_INTERVALS or len(other.intervals) > MEMO_INTERVALS:
+            return self._intersection(other)
+        key = (self.intervals, other.intervals)  # every node of a cluster compares the same few sets
+        found = _INTERSECTIONS.get(key)
+        if found is None:
+            if len(_INTERSECTIONS) >= MEMO_ENTRIES:
+                _INTERSECTIONS.clear()
+            found = _INTERSECTIONS[key] = self._intersection(other)
+        return found
+
+    def _intersection(self, other: CpuSet) -> CpuSet:
         out, i, j = [], 0, 0
         a, b = self.intervals, other.intervals
         while i < len(a) and j < len(b):
