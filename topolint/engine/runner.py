@@ -268,8 +268,9 @@ def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, 
         ran.add(rule.code)
         for hit in _hits(rule, module, context, params, result, where):
             result.findings.append(to_finding(rule, node.name, hit))
-        result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # --verbose shows a selected rule's notes
-        context.notes.clear()
+        if context.notes:  # --verbose shows a selected rule's notes
+            result.notes.extend(f"{rule.code} {note}" for note in context.notes)
+            context.notes.clear()
 
 
 class _UnreadableNodes:

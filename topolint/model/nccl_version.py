@@ -66,11 +66,10 @@ class NcclVersion:
     def answers(self, question: str) -> dict:
         """A table of this version's remembered answers to one question (rank, a link speed's
         value): kept beside the frozen fields, so never compared nor hashed."""
-        tables = self.__dict__.setdefault("_answers", {})
-        table = tables.get(question)
-        if table is None:
-            table = tables[question] = {}
-        return table
+        try:
+            return self.__dict__["_answers"][question]
+        except KeyError:
+            return self.__dict__.setdefault("_answers", {}).setdefault(question, {})
 
     @property
     def path_order(self) -> list[str]:

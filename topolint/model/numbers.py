@@ -55,7 +55,9 @@ def remembered(read):
     table: dict = {}
 
     @functools.wraps(read)
-    def answer(text, *args):
+    def answer(text, *args, **options):
+        if options:  # keyword arguments: read afresh (no caller uses them today)
+            return read(text, *args, **options)
         key = (text, *args) if args else text
         try:
             return table[key]
@@ -125,6 +127,7 @@ def _c_integer(text: str, base: int) -> tuple[int | None, int]:
     return (-value if sign == "-" else value), end
 
 
+@remembered
 def strtol(text: str | None, base: int = 0) -> tuple[int, bool]:
     """C ``strtol(text, &end, base)`` as NCCL calls it: (value, whole text consumed).
 
@@ -140,6 +143,7 @@ def strtol(text: str | None, base: int = 0) -> tuple[int, bool]:
     return value, end == len(text)
 
 
+@remembered
 def strtol_prefix(text: str | None, base: int = 0) -> int | None:
     """What C ``strtol`` reads from the start of ``text`` (``12abc`` is 12, saturating), or None
     when no digit can be read at all (where C would return 0 without a sign of failure)."""
@@ -156,12 +160,14 @@ def c_int(value: int) -> int:
     return value - 2**32 if value >= 2**31 else value
 
 
+@remembered
 def strtol_clean(text: str | None) -> tuple[int, bool]:
     """``strtol(text, NULL, 0)`` and whether only blanks follow the number: trailing blanks do not
     change what C reads, so they are not a misreading."""
     return strtol((text or "").rstrip(_C_SPACE))
 
 
+@remembered
 def strtoull(text: str | None, base: int = 0) -> tuple[int, bool]:
     """C ``strtoull``: like strtol, but a leading ``-`` negates modulo 2**64 and overflow is
     ULLONG_MAX."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from topolint.model.nccl_version import NcclVersion
-from topolint.model.numbers import c_int, strtol_prefix
+from topolint.model.numbers import c_int, remembered, strtol_prefix
 
 # Spellings and values (100 Mb/s per lane) come from the version table (pci_speeds row).
 GEN3 = 60
@@ -33,6 +33,7 @@ def read_speed(link_speed: str | None, version: NcclVersion) -> int:
     return speed_value(link_speed, version) or GEN3
 
 
+@remembered  # a cluster has a handful of width texts
 def nccl_width(link_width: str | None) -> int | None:
     """The lane count NCCL reads from ``link_width``: ``xmlGetAttrInt`` is ``strtol(str, NULL, 0)``
     kept in a C int (src/graph/xml.h), so ``010`` is 8 and ``16x`` is 16; None when no digit."""
