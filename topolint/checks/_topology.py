@@ -84,7 +84,7 @@ def nearest_fabric_net(system, gpu: Gpu, fabric: list) -> tuple | None:
 
 def fabric_nearest(context, system) -> tuple[list, dict[str, tuple | None]]:
     """The system's fabric NETs and each GPU's nearest_fabric_net (by bus id), once per node:
-    NUMA001 and PCIE001 ask both of every GPU."""
+    NUMA001 and NUMA002 ask both of every GPU."""
     def answer():
         fabric = [net for net in system.nets if system.is_fabric(net)]
         nearest = {gpu.bus_id: nearest_fabric_net(system, gpu, fabric) for gpu in system.topology.gpus} \

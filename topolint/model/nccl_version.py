@@ -81,8 +81,8 @@ class NcclVersion:
         try:
             return self.__dict__["_ranks"][path_type]
         except KeyError:
-            rank = self.answers("rank")[path_type] = self._rank(path_type)
-            self.__dict__["_ranks"] = self.answers("rank")
+            ranks = self.__dict__["_ranks"] = self.answers("rank")
+            rank = ranks[path_type] = self._rank(path_type)
             return rank
 
     def _rank(self, path_type: str) -> int:
