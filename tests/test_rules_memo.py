@@ -309,3 +309,14 @@ def test_a_node_checked_after_others_gets_what_it_gets_alone(tmp_path, monkeypat
     _cold(monkeypatch)
     assert _by_node(collect([str(tmp_path)])) == alone
     assert _by_node(collect([str(tmp_path)])) == alone  # again, every table warm
+
+
+def test_values_keys_hash_as_tuples_and_leave_their_hash_behind_when_pickled():
+    import pickle
+
+    from topolint.model.values import Values
+
+    key = Values(("2.30.7", (("0000:17:00.0", "gpu"),), b"digest"))
+    assert hash(key) == hash(tuple(key)) and {tuple(key): 1}[key] == 1
+    copy = pickle.loads(pickle.dumps(key))
+    assert copy == key and type(copy) is Values and "_hash" not in copy.__dict__

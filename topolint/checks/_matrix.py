@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from topolint.checks._memo import Values, across_nodes
+from topolint.checks._memo import across_nodes
 from topolint.engine.finding import Related
 from topolint.model.matrix import MatrixView, bus_ids, nv_count, path_name, topo_matrices
 from topolint.model.node import gpu_entity, nic_entity
+from topolint.model.values import Values
 
 
 SHARED_CELLS = 4096  # larger matrices (no real node has one) keep their answers to themselves

@@ -17,7 +17,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-
 def per_node(shared: dict, question: str, source: Any, answer: Callable[[], Any]) -> Any:
     """``answer()`` for ``question`` about ``source`` (a fact object of the node), computed on the
     first ask of the node's checks. The table keeps ``source`` alive beside the answer, so its
@@ -45,14 +44,3 @@ def across_nodes(question: str, content: tuple, answer: Callable[[], Any]) -> An
         while len(_ACROSS) > _ACROSS_LIMIT:
             _ACROSS.popitem(last=False)  # the oldest content
     return found
-
-
-class Values(tuple):
-    """A tuple of fact values that hashes once: an across_nodes key asked several times a node."""
-
-    def __hash__(self) -> int:
-        try:
-            return self._hash
-        except AttributeError:
-            self._hash = tuple.__hash__(self)
-            return self._hash

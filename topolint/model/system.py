@@ -17,6 +17,7 @@ from functools import cached_property
 from topolint.model.facts import Cpu, Gpu, Net, Nic, PciDevice, TopologyFile, build
 from topolint.model.nccl_version import NcclVersion
 from topolint.model.pcie import link_bandwidth_gbs
+from topolint.model.values import Values
 
 LOC_BW = 5000.0
 # Per-link NVLink bandwidth by SM (topo.h at HEAD); unknown SM gets 20.
@@ -144,7 +145,7 @@ class System:
 
         topo = self.topology
         hosts = {}
-        return (
+        return Values((  # hashed once: the tables of NCCL's answers are asked it several times a node
             str(self.version),
             tuple((c.index, hosts.setdefault(c.host_hash, len(hosts)), c.arch, c.vendor, c.model_id)
                   for c in topo.cpus),
@@ -157,7 +158,7 @@ class System:
             # load shares under (names, GUIDs and host hashes renamed, their lengths and equalities
             # kept), so identical nodes of a cluster still share one result.
             renamed_digest(topo, self.version) if topo.text else None,
-        )
+        ))
 
     # ---- construction -------------------------------------------------------------------------
     def _node_for_pci(self, pci: PciDevice) -> tuple:
