@@ -8,7 +8,6 @@ from topolint.model.matrix import MatrixView, bus_ids, nv_count, path_name, topo
 from topolint.model.node import gpu_entity, nic_entity
 from topolint.model.values import Values
 
-
 SHARED_CELLS = 4096  # larger matrices (no real node has one) keep their answers to themselves
 
 

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+
 def per_node(shared: dict, question: str, source: Any, answer: Callable[[], Any]) -> Any:
     """``answer()`` for ``question`` about ``source`` (a fact object of the node), computed on the
     first ask of the node's checks. The table keeps ``source`` alive beside the answer, so its
