@@ -154,6 +154,27 @@ def _hwloc_wide_nodeset(n: int) -> str:
             "  </object>\n</topology>\n")
 
 
+def _hwloc_nvlink_matrices(n: int) -> str:
+    """n NVLinkBandwidth matrices (hwloc's importer takes each), every one of four GPUs of its own
+    linked all-to-all, ten values per ``u64values`` element as hwloc writes them. One matrix of n
+    objects would grow as n*n; tests/test_hwloc_nvlink.py holds that one's work per value."""
+    gpus, matrices = [], []
+    for k in range(n):
+        gp = [10 + 4 * k + i for i in range(4)]
+        gpus.extend(f'    <object type="PCIDev" gp_index="{g + 1000000}" pci_busid="0000:{g % 256:02x}:{g // 256 % 32:02x}.'
+                    f'{g // 8192 % 8}" pci_type="0302 [10de:2330] [10de:16c1] a1"><object type="OSDev" gp_index="{g}" '
+                    f'name="nvml{g}" subtype="NVML" osdev_type="12"/></object>\n' for g in gp)
+        values = [str(1000000 if i == j else 25000 * (1 + (k + i + j) % 18)) for i in range(4) for j in range(4)]
+        words = [" ".join(map(str, gp)), " ".join(values[:10]), " ".join(values[10:])]
+        matrices.append('  <distances2 type="OSDev" nbobjs="4" kind="9" name="NVLinkBandwidth" indexing="gp">\n'
+                        + "".join(f'    <{tag} length="{len(w) + 1}">{w} </{tag}>\n'
+                                  for tag, w in zip(("indexes", "u64values", "u64values"), words))
+                        + "  </distances2>\n")
+    return ('<?xml version="1.0"?>\n<topology version="3.0">\n  <object type="Package" os_index="0" cpuset="0xff" '
+            f'nodeset="0x1" gp_index="1">\n   <object type="Bridge" bridge_type="0-1" depth="0" gp_index="2">\n'
+            f'{"".join(gpus)}   </object>\n  </object>\n{"".join(matrices)}</topology>\n')
+
+
 # --- fabric outputs: one unit per device, port or interface, each named apart -----------------
 
 def ibstat_ca(i: int) -> str:
@@ -314,6 +335,7 @@ GROWERS: tuple[Grower, ...] = (
     Grower("numactl", _numactl, 60),
     Grower("hwloc", _hwloc, 100),
     Grower("hwloc", _hwloc_wide_nodeset, 200),
+    Grower("hwloc", _hwloc_nvlink_matrices, 40),
     Grower("ibstat", _named(_joined(ibstat_ca), "ibstat_cas"), 40),
     Grower("ibstatus", _named(_joined(ibstatus_port), "ibstatus_ports"), 40),
     Grower("ibv_devinfo", _named(_joined(ibv_devinfo_hca), "ibv_devinfo_hcas"), 40),

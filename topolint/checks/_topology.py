@@ -136,9 +136,13 @@ def hwloc_context(context):
     return context.shared["hwloc"]
 
 
-def _from_hwloc(hit):
-    hit.evidence.append("from an hwloc export (no NCCL dump on this node): the PCI tree and NUMA locality are "
-                        "what NCCL reads too; NVLinks and GDR are not in it, so no PXN route is considered")
+def _from_hwloc(hit, nvlinks: bool = False):
+    if nvlinks:  # its NVLinkBandwidth matrix (model/hwloc_nvlink.py)
+        hit.evidence.append("from an hwloc export (no NCCL dump on this node): the PCI tree, NUMA locality and "
+                            "NVLinks are what NCCL reads too; GDR is not in it")
+    else:
+        hit.evidence.append("from an hwloc export (no NCCL dump on this node): the PCI tree and NUMA locality are "
+                            "what NCCL reads too; NVLinks and GDR are not in it, so no PXN route is considered")
     if hit.severity is None:
         hit.severity = "warning"  # a PXN route through an NVLink peer cannot be ruled out
     return hit
@@ -153,9 +157,10 @@ def xml_then_matrix(context, xml_hits, matrix_hits):
         entities.add(hit.entity)
         yield hit
     derived = hwloc_context(context)
+    nvlinks = derived is not None and any(g.nvlinks for t in derived.node.topologies for g in t.gpus)
     for hit in xml_hits(derived) if derived is not None else ():
         entities.add(hit.entity)
-        yield _from_hwloc(hit)
+        yield _from_hwloc(hit, nvlinks)
     if any(t.kind == "dump" for t in context.node.topologies):
         return
     for hit in matrix_hits(context):

@@ -9,6 +9,14 @@ import re
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
+from topolint.checks._hwloc_nvlink import (
+    counts_known,
+    dump_topologies,
+    hwloc_pattern,
+    index_alias,
+    row_evidence,
+    unknown_count_note,
+)
 from topolint.checks._matrix import gpu_text, matrix_contexts
 from topolint.checks._nvlink import matrix_all_to_all, shared_all_to_all, shared_xml_pattern
 from topolint.checks._topology import gpu_label
@@ -61,25 +69,29 @@ def check(context, params: Parameters) -> Iterator[Hit]:
     for hit in status_hits(context):
         seen.add(hit.entity)
         yield hit
-    for topology in context.node.topologies:
-        if topology.kind != "dump":
+    for topology, from_hwloc in dump_topologies(context):
+        if from_hwloc and not counts_known(topology):
+            context.notes.append(unknown_count_note(topology))
             continue
-        found = shared_all_to_all(context.shared, shared_xml_pattern(context.shared, topology))
+        found = shared_all_to_all(context.shared, hwloc_pattern(context, topology) if from_hwloc
+                                  else shared_xml_pattern(context.shared, topology))
         if found is None:
             continue
         by_bus = {g.bus_id: g for g in topology.gpus}
         for bus, count in found.low.items():
-            if gpu_entity(node, bus) in seen:
-                continue
             gpu = by_bus[bus]
+            alias = index_alias(context, topology, gpu) if from_hwloc else None
+            if gpu_entity(node, bus) in seen or (alias is not None and alias in seen):
+                continue
             target = "the NVSwitches" if found.kind == "switch" else "a peer GPU"
             fields = {"gpu": gpu_label(gpu), "count": count, "links": found.links, "target": target,
                       "members": len(found.members)}
-            seen.add(gpu_entity(node, bus))
+            seen.update(e for e in (gpu_entity(node, bus), alias) if e is not None)
             yield Hit(entity=gpu_entity(node, bus), location=gpu.loc, fields=fields,
                       evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu_label(gpu)} has {count} NVLinks to {target}"
-                                + (" (summed over its nvlink elements)" if found.kind == "switch" else ""),
-                                f"{len(found.members)} GPUs: most have {found.links}"])
+                                + (" (summed over its nvlink elements)" if found.kind == "switch" and not from_hwloc else ""),
+                                f"{len(found.members)} GPUs: most have {found.links}"]
+                      + (row_evidence(context, topology, gpu) if from_hwloc else []))
     for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):
         found = matrix_all_to_all(mc)
         if found is None:

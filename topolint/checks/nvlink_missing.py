@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
+from topolint.checks._hwloc_nvlink import counts_known, dump_topologies, hwloc_pattern, index_alias, row_evidence
 from topolint.checks._matrix import gpu_text, matrix_contexts
 from topolint.checks._nvlink import (
     NVLINK_MODELS,
@@ -33,10 +34,10 @@ def _join(names: list[str]) -> str:
 def check(context, params: Parameters) -> Iterator[Hit]:
     node = context.node.name
     seen = set()
-    for topology in context.node.topologies:
-        if topology.kind != "dump":
-            continue  # a static file's missing nvlink elements are not evidence of absence
-        pattern = shared_xml_pattern(context.shared, topology)
+    # A static file's missing nvlink elements are not evidence of absence: dumps (or hwloc) only.
+    for topology, from_hwloc in dump_topologies(context):
+        by_count = not from_hwloc or counts_known(topology)
+        pattern = hwloc_pattern(context, topology) if from_hwloc else shared_xml_pattern(context.shared, topology)
         found = shared_all_to_all(context.shared, pattern)
         by_bus = {g.bus_id: g for g in topology.gpus}
         pci = topology.pci_by_bus()
@@ -44,13 +45,14 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             if found is not None and bus in found.lacking:
                 peers = found.lacking[bus]
                 what = ("NVSwitch" if found.kind == "switch" else _join([gpu_label(by_bus[p]) for p in peers]))
+                links = f"NV{found.links}" if by_count else f"{found.links} MB/s of NVLink"
                 fields = {"gpu": gpu_label(gpu), "peers": what, "links": found.links,
-                          "pattern": f"{len(found.members)} GPUs with NV{found.links} "
+                          "pattern": f"{len(found.members)} GPUs with {links} "
                                      + ("to the NVSwitches" if found.kind == "switch" else "to each other")}
                 hit = Hit(entity=gpu_entity(node, bus), location=gpu.loc, fields=fields,
                           evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu_label(gpu)} has no nvlink to {what}",
                                     f"the other GPUs: {fields['pattern']}"])
-            elif params.model_check and not pattern.peers(bus) and not pattern.switch.get(bus) \
+            elif params.model_check and not from_hwloc and not pattern.peers(bus) and not pattern.switch.get(bus) \
                     and pci.get(bus) is not None \
                     and pci_id(pci[bus]) in NVLINK_MODELS:
                 model = NVLINK_MODELS[pci_id(pci[bus])]
@@ -61,6 +63,9 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                                     f"({pci_id(pci[bus])}) with no nvlink element in an NCCL dump"])
             else:
                 continue
+            if from_hwloc:
+                hit.evidence.extend(row_evidence(context, topology, gpu))
+                seen.add(index_alias(context, topology, gpu) or hit.entity)  # the matrix's name for this GPU
             seen.add(hit.entity)
             yield hit
     for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
+from topolint.checks._hwloc_nvlink import matrix_rows, nvlink_views, row_evidence
 from topolint.checks._matrix import matrix_contexts
 from topolint.checks._nvlink import shared_xml_pattern
 from topolint.checks._topology import gpu_label
@@ -40,13 +41,16 @@ def check(context, params: Parameters) -> Iterator[Hit]:
 
 def _xml_and_matrix(context) -> Iterator[Hit]:
     node = context.node.name
+    hwloc = nvlink_views(context)  # an hwloc export stands in for the XML on NVLink only
     for mc in matrix_contexts(context.node, shared=context.shared):
         matrix, view = mc.matrix, mc.view
-        for topology in context.node.topologies:
+        for topology in context.node.topologies + hwloc:
             static = topology.kind == "static"
+            from_hwloc = any(topology is t for t in hwloc)
+            rows = matrix_rows(context, topology) if from_hwloc else None
             base = {"xml": topology.path, "matrix": matrix.path}
             if len(topology.gpus) != len(view.gpus):
-                if matrix.restricted is None:
+                if matrix.restricted is None and not from_hwloc:
                     yield _hit(static, "gpu_count", entity=file_entity(node, matrix.path),
                                location=matrix.header_loc,
                                fields={**base, "xml_gpus": len(topology.gpus), "matrix_gpus": len(view.gpus)},
@@ -63,12 +67,14 @@ def _xml_and_matrix(context) -> Iterator[Hit]:
                     continue
                 xml_numa = topology.cpus[gpu.cpu_index].numa_id if gpu.cpu_index < len(topology.cpus) else None
                 numa = single_numa(row.numa_affinity)
-                numa_differs = xml_numa is not None and xml_numa >= 0 and numa is not None and numa != xml_numa
+                numa_differs = xml_numa is not None and xml_numa >= 0 and numa is not None and numa != xml_numa \
+                    and not from_hwloc
                 matrix_links = mc.best_nvlink(label)
                 switch = pattern.switch.get(gpu.bus_id, 0)
                 xml_links = switch or _best_peer_links(pattern, topology, gpu)
-                # a static file that states no nvlink says nothing about NVLink
-                nvlink_differs = not (xml_links == 0 and static) and xml_links != matrix_links
+                # a static file that states no nvlink (or a GPU NVML did not list) says nothing
+                nvlink_differs = not ((xml_links == 0 and static) or (from_hwloc and gpu.bus_id not in rows)) \
+                    and xml_links != matrix_links
                 if not (numa_differs or nvlink_differs):
                     continue
                 entity = gpu_entity(node, gpu.bus_id)
@@ -82,12 +88,15 @@ def _xml_and_matrix(context) -> Iterator[Hit]:
                                related=related)
                 if nvlink_differs:
                     how = "to the NVSwitches (summed)" if switch else "to its best-linked peer"
-                    yield _hit(static, "nvlink", entity=entity, location=row.loc,
+                    if from_hwloc:
+                        how += " in hwloc's NVLinkBandwidth matrix"
+                    yield _hit(static, "hwloc_nvlink" if from_hwloc else "nvlink", entity=entity, location=row.loc,
                                fields={**fields, "xml_value": xml_links, "matrix_value": matrix_links,
                                        "what": "NVLink count"},
                                evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu_label(gpu)} has {xml_links} NVLinks {how}",
                                          f"{row.loc.path}:{row.loc.line}: {label} shows "
-                                         f"{'NV%d' % matrix_links if matrix_links else 'no NV#'} to its peers"],
+                                         f"{'NV%d' % matrix_links if matrix_links else 'no NV#'} to its peers"]
+                               + (row_evidence(context, topology, gpu) if from_hwloc else []),
                                related=related)
 
 

@@ -94,6 +94,7 @@ class NvLink(Fact):
     target: Optional[str] = None
     count: Optional[int] = None
     tclass: Optional[str] = None
+    bw_mbps: Optional[int] = None  # hwloc's NVLinkBandwidth value, for links read from an hwloc export
     attrs: dict[str, str] = {}
     loc: Location
 

@@ -147,6 +147,7 @@ class HwlocObject(Fact):
 
     kind: str  # hwloc type: NUMANode, Package, Bridge, PCIDev, OSDev
     index: Optional[int] = None  # os_index
+    gp_index: Optional[int] = None  # hwloc's global persistent index, what distance matrices name
     name: Optional[str] = None  # OS device name: mlx5_0, ib0, nvml0, cuda0
     subtype: Optional[str] = None  # OSDev subtype: CUDA, NVML, OpenFabrics, NVSwitch
     osdev_class: Optional[str] = None  # from osdev_type: openfabrics, network, gpu, coproc, storage, dma, memory
@@ -156,6 +157,29 @@ class HwlocObject(Fact):
     link_speed_gbs: Optional[float] = None  # hwloc's pci_link_speed (GB/s)
     numa_nodes: list[int] = []  # the NUMA nodes local to it (its nearest parents')
     cpuset: Optional[str] = None
+    gpu_model: Optional[str] = None  # a GPU OS device's GPUModel info: "Tesla V100-SXM3-32GB-H"
+    loc: Location
+
+
+class HwlocBandwidth(Fact):
+    """One nonzero value off the diagonal of hwloc's ``NVLinkBandwidth`` matrix: the summed
+    bandwidth (MB/s, one direction) of the active NVLinks from ``source`` (row) to ``target``
+    (column). ``loc`` is the value in its ``<u64values>`` element."""
+
+    source: int  # positions in HwlocNvlinkMatrix.objects
+    target: int
+    mbps: int
+    loc: Location
+
+
+class HwlocNvlinkMatrix(Fact):
+    """hwloc's ``NVLinkBandwidth`` distances (``distances2hetero``, or ``distances2`` when every
+    peer is a GPU): the objects it names in order (NVML GPU OS devices, NVSwitch PCI devices,
+    the CPU side of IBM NPU links), where each row starts, and its nonzero off-diagonal values."""
+
+    objects: list[HwlocObject] = []
+    row_locs: list[Location] = []
+    values: list[HwlocBandwidth] = []
     loc: Location
 
 
@@ -167,6 +191,8 @@ class HwlocTopology(Fact):
     numa_nodes: list[HwlocObject] = []
     pci: list[HwlocObject] = []
     os_devices: list[HwlocObject] = []
+    release: Optional[str] = None  # the hwlocVersion info (the hwloc that wrote it), when kept
+    nvlink_matrices: list[HwlocNvlinkMatrix] = []
     loc: Location
 
 

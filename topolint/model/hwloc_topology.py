@@ -3,8 +3,9 @@ node, the PCI tree, GPUs and NICs), so that the placement rules (NUMA001, NUMA00
 node that has no NCCL dump. It never joins ``NodeModel.topologies``: the TOPO rules judge files
 NCCL reads, and an hwloc export is not one.
 
-What hwloc does not say stays unknown: link speeds (NCCL would read them from sysfs), NVLinks
-(so no PXN route can be found here), GDR support, NIC rates.
+NVLinks come from hwloc's NVLinkBandwidth matrix where the export has one
+(model/hwloc_nvlink.py). What hwloc does not say stays unknown: link speeds (NCCL would read them
+from sysfs), NVLinks of an export without that matrix, GDR support, NIC rates.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def derived_topology(hwloc: HwlocTopology) -> TopologyFile | None:
     for osdev in hwloc.os_devices:
         if osdev.bus_id and osdev.name and (osdev.subtype == "OpenFabrics" or osdev.osdev_class in _NET_CLASSES):
             fabric.setdefault(osdev.bus_id, []).append(osdev)
-    pci, gpus, nics, seen = [], [], [], set()
+    pci, gpus, nics, seen, gpu_ids = [], [], [], set(), {}
     for obj in hwloc.pci:
         if obj.bus_id in seen:
             continue  # a bus id twice (hand-edited exports): NCCL would keep the first
@@ -67,6 +68,7 @@ def derived_topology(hwloc: HwlocTopology) -> TopologyFile | None:
                          parent_bus_id=obj.parent_bus_id, cpu_index=cpu_index, loc=obj.loc))
         if kind == "gpu":
             gpus.append(build(Gpu, bus_id=obj.bus_id, cpu_index=cpu_index, loc=obj.loc))
+            gpu_ids[obj.bus_id] = f"{vendor}:{device}" if vendor and device else None
         elif kind == "nic" and obj.bus_id in fabric:
             # OpenFabrics devices (mlx5_0) are what NCCL's IB transport uses; names such as ib0/eth0
             # are interfaces (NCCL's socket transport), kept so the placement rules can tell them apart.
@@ -75,5 +77,11 @@ def derived_topology(hwloc: HwlocTopology) -> TopologyFile | None:
             nics.append(build(Nic, bus_id=obj.bus_id, cpu_index=cpu_index, nets=nets[:1], loc=obj.loc))
     for dev, gpu in enumerate(sorted(gpus, key=lambda g: g.bus_id)):
         gpu.dev = gpu.rank = dev
+    if hwloc.nvlink_matrices:
+        from topolint.model.hwloc_nvlink import gpu_nvlinks
+
+        by_bus = {g.bus_id: g for g in gpus}
+        for bus, links in gpu_nvlinks(hwloc, gpu_ids).items():
+            by_bus[bus].nvlinks = links
     return build(TopologyFile, path=hwloc.path, kind="dump", version=None, system_loc=first, cpus=cpus, pci=pci,
                  gpus=gpus, nics=nics)

@@ -78,7 +78,8 @@ class NodeModel:
             kinds.add("matrix")
         if self.topologies or topo or self.hwloc:
             kinds.add("topology or matrix")  # a GPU/NIC layout: an NCCL XML, a topo -m matrix or an hwloc export
-        if self.topologies or any(not m.gpu_rows_missing and m.restricted is None for m in topo):
+        if self.topologies or any(not m.gpu_rows_missing and m.restricted is None for m in topo) \
+                or self.hwloc:  # NVL001/NVL002 judge its NVLink matrix (a row per NVML GPU) or say it has none
             kinds.add("complete topology or matrix")  # ... with every GPU (not cut, not a cgroup view)
         if self.nvlink_status:
             kinds.add("nvlink-status")  # nvidia-smi nvlink -s: per-link states
@@ -91,8 +92,9 @@ class NodeModel:
             kinds.add("bundle")
         if kinds & {"matrix", "bundle", "lspci", "numactl"}:
             kinds.add("input that can be partial")  # TL005: cut matrices, failed bundle commands, non-root lspci
-        if len(kinds & {"topology", "matrix", "lspci", "numactl"}) >= 2:
-            kinds.add("two sources")  # something to compare (TL003)
+        if len(kinds & {"topology", "matrix", "lspci", "numactl"}) >= 2 \
+                or ("matrix" in kinds and any(h.nvlink_matrices for h in self.hwloc)):
+            kinds.add("two sources")  # something to compare (TL003; an hwloc export's NVLinks with a matrix)
         if "dmesg" in kinds or "cmdline" in kinds:
             kinds.add("dmesg or cmdline")
         if "topology-dump" in kinds or "lspci" in kinds:

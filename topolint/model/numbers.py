@@ -183,6 +183,16 @@ def strtoull(text: str | None, base: int = 0) -> tuple[int, bool]:
     return value, end == len(text)
 
 
+def hwloc_u64(text: str) -> int | None:
+    """One word of an hwloc ``u64values`` list as its importer reads it (hwloc/topology-xml.c:
+    ``strtoull(tmp, &next, 0)``, so ``0x10`` and octal ``010`` too); None for a word strtoull does
+    not consume whole or a negative one. hwloc writes ``%llu``: plain digits take the short path."""
+    if text.isdigit() and text.isascii() and (text[0] != "0" or len(text) == 1) and len(text) <= MAX_DIGITS:
+        return min(int(text), ULLONG_MAX)
+    value, clean = strtoull(text)
+    return value if clean and not text.lstrip(_C_SPACE).startswith("-") else None
+
+
 _C_FLOAT = re.compile(
     r"[+-]?(?:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?"
     r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?"
