@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from topolint.checks._topology import where
 from topolint.model.host import LspciDevice, LspciFile
@@ -29,17 +30,20 @@ CONTAINERS = {"docker", "podman", "lxc", "lxc-libvirt", "systemd-nspawn", "rkt",
 
 def pci_ids(device: LspciDevice) -> str | None:
     """``vvvv:dddd`` from ``-nn`` ids, or from lspci's ``NVIDIA Corporation Device 2330`` naming."""
-    if device.vendor_id and device.device_id:
-        return f"{device.vendor_id}:{device.device_id}"
-    match = _DEVICE_BY_NAME.search(device.description or "")
+    return _pci_ids(device.vendor_id, device.device_id, device.description)
+
+
+def _pci_ids(vendor_id: str | None, device_id: str | None, description: str | None) -> str | None:
+    if vendor_id and device_id:
+        return f"{vendor_id}:{device_id}"
+    match = _DEVICE_BY_NAME.search(description or "")
     return f"{_VENDOR_NAMES[match.group(1)]}:{match.group(2).lower()}" if match else None
 
 
-def _vendor(device: LspciDevice) -> str | None:
-    ids = pci_ids(device)
+def _vendor(ids: str | None, description: str) -> str | None:
     if ids:
         return ids.split(":")[0]
-    return next((v for name, v in _VENDOR_NAMES.items() if (device.description or "").startswith(name)), None)
+    return next((v for name, v in _VENDOR_NAMES.items() if description.startswith(name)), None)
 
 
 def device_kind(device: LspciDevice) -> str:
@@ -47,28 +51,41 @@ def device_kind(device: LspciDevice) -> str:
     (a device with no header line)."""
     if device.address is None:
         return "unknown"
-    code, name, text = device.class_code or "", device.class_name or "", device.description or ""
-    if is_hypervisor_device(device):
+    return _kind(device.class_code, device.class_name, device.description, device.vendor_id, device.device_id,
+                 device.port_type)
+
+
+# A kind depends on these few short strings alone, and the nodes of a cluster repeat them.
+@lru_cache(maxsize=4096)
+def _kind(code: str | None, name: str | None, text: str | None, vendor_id: str | None, device_id: str | None,
+          port_type: str | None) -> str:
+    code, name, text = code or "", name or "", text or ""
+    if _is_hypervisor(vendor_id, device_id, text):
         return "hypervisor"
     if _MANAGEMENT.search(text):
         return "management"
     if code.startswith("03") or name in ("VGA compatible controller", "3D controller", "Display controller"):
-        return "gpu" if _vendor(device) in GPU_VENDORS or text.startswith(("NVIDIA", "Advanced Micro Devices")) \
-            else "other"
+        vendor = _vendor(_pci_ids(vendor_id, device_id, text), text)
+        return "gpu" if vendor in GPU_VENDORS or text.startswith(("NVIDIA", "Advanced Micro Devices")) else "other"
     if code.startswith("02") or name in ("Ethernet controller", "Infiniband controller", "Network controller"):
         return "fabric-nic" if code == "0207" or name == "Infiniband controller" or _FABRIC_NIC.search(text) \
             else "nic"
-    if device.port_type == "Root Port":
+    if port_type == "Root Port":
         return "root-port"
-    if device.port_type in ("Upstream Port", "Downstream Port"):
+    if port_type in ("Upstream Port", "Downstream Port"):
         return "switch-port"
     return "other"
 
 
 def is_hypervisor_device(device: LspciDevice) -> bool:
-    ids = pci_ids(device)
+    return _is_hypervisor(device.vendor_id, device.device_id, device.description)
+
+
+@lru_cache(maxsize=4096)
+def _is_hypervisor(vendor_id: str | None, device_id: str | None, description: str | None) -> bool:
+    ids = _pci_ids(vendor_id, device_id, description)
     return bool((ids and (ids.split(":")[0] in HYPERVISOR_VENDORS or ids in HYPERVISOR_IDS))
-                or _HYPERVISOR_NAMES.search(device.description or ""))
+                or _HYPERVISOR_NAMES.search(description or ""))
 
 
 @dataclass

@@ -36,13 +36,15 @@ def lspci_hits(node: str, tree, devices: dict) -> Iterator[Hit]:
         model = devices.get(f"0x{ids.replace(':', ':0x')}" if ids else "")
         if kind is None or model is None or model.get("kind") != kind or device.lnk_cap is None:
             continue
-        if device.capabilities_denied is not None or any(is_hypervisor_device(a) for a in tree.ancestors(device)):
+        if device.capabilities_denied is not None:
             continue
         other = tree.other_end(device)
         gen, width, limiting = _limit(device, other)
         want_gen, want_lanes = int(model["pcie_gen"]), int(model["lanes"])
         if gen is None or (gen >= want_gen and width >= want_lanes):
             continue
+        if any(is_hypervisor_device(a) for a in tree.ancestors(device)):
+            continue  # behind a hypervisor's virtual bridges the capabilities are made up
         by = "its own LnkCap" if limiting is device.lnk_cap else f"the port above it, {other.address}"
         label = f"{'GPU' if kind == 'gpu' else 'NIC'} {device.address}"
         fields = {"device": label, "bus": device.address, "model": model["name"],

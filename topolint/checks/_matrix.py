@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from topolint.checks._memo import across_nodes
 from topolint.engine.finding import Related
-from topolint.model.matrix import MatrixView, bus_ids, path_name, topo_matrices
+from topolint.model.matrix import MatrixView, bus_ids, nv_count, path_name, topo_matrices
 from topolint.model.node import gpu_entity, nic_entity
+from topolint.model.values import Values
+
+SHARED_CELLS = 4096  # larger matrices (no real node has one) keep their answers to themselves
 
 
 class MatrixContext:
@@ -18,7 +22,10 @@ class MatrixContext:
         self.matrix = matrix
         self.view = MatrixView(matrix)
         self.bus = bus_ids(node, matrix)
-        self._memo: dict[tuple, object] = {}
+        # Answers depend on the matrix's values alone: nodes with the same matrix share them.
+        self.content = _content(matrix) if len(matrix.columns) * len(matrix.rows) <= SHARED_CELLS else None
+        self._memo, self._numa, self._paths = ({}, {}, {}) if self.content is None else \
+            across_nodes("matrix answers", self.content, lambda: ({}, {}, {}))
 
     def _remembered(self, key: tuple, compute):
         if key not in self._memo:
@@ -53,7 +60,11 @@ class MatrixContext:
     def numa_node(self, label: str) -> str | None:
         """The row's single NUMA node from the NUMA Affinity column; for a NIC without one, the
         node of the GPUs it reaches without crossing a CPU link (PIX, PXB, PHB, NODE), if one."""
-        return self._remembered(("numa", label), lambda: self._numa_node(label))
+        try:
+            return self._numa[label]
+        except KeyError:
+            numa = self._numa[label] = self._numa_node(label)
+            return numa
 
     def _numa_node(self, label: str) -> str | None:
         row = self.view.rows.get(label)
@@ -66,6 +77,11 @@ class MatrixContext:
                 if path_name(self.view.rel(g, label)) in ("PIX", "PXB", "PHB")}
         return near.pop() if len(near) == 1 and None not in near else None
 
+    def best_nvlink(self, gpu: str) -> int:
+        """The highest NV# in a GPU's cells to the other GPUs (0 for none)."""
+        return self._remembered(("best_nvlink", gpu), lambda: max(
+            (nv_count(self.view.rel(gpu, g)) for g in self.view.gpus if g != gpu), default=0))
+
     def same_numa(self, a: str, b: str) -> bool:
         numa = self.numa_node(a)
         return numa is not None and numa == self.numa_node(b)
@@ -74,7 +90,11 @@ class MatrixContext:
         """NCCL's path type for a matrix cell. NCCL only gives SYS for a path that crosses a
         CPU-to-CPU link (src/graph/paths.cc ncclTopoSetPaths: LINK_SYS): SYS between a GPU and a
         NIC the NUMA column puts on one node is PHB to NCCL."""
-        return self._remembered(("path", gpu, nic), lambda: self._path(gpu, nic))
+        try:
+            return self._paths[gpu, nic]
+        except KeyError:
+            path = self._paths[gpu, nic] = self._path(gpu, nic)
+            return path
 
     def _path(self, gpu: str, nic: str) -> str | None:
         name = path_name(self.view.rel(gpu, nic))
@@ -156,6 +176,13 @@ class MatrixContext:
             if path is not None and version.at_most(path, "PXB"):
                 return relay, nic, True
         return None, None, known
+
+
+def _content(matrix) -> tuple:
+    """Everything MatrixContext's remembered answers (NUMA nodes, paths, nearest NICs, local
+    GPUs, relays) read of a matrix: its labels, their kinds, the cells and NUMA affinities."""
+    return Values((tuple(matrix.columns), tuple(matrix.column_kinds),
+                   tuple((row.label, tuple(row.cells), row.numa_affinity) for row in matrix.rows)))
 
 
 def matrix_contexts(node, complete_only: bool = False, shared: dict | None = None) -> list[MatrixContext]:

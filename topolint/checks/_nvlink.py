@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from topolint.checks._memo import across_nodes, per_node
 from topolint.model.matrix import nv_count
 
 NVSWITCH_CLASS = "0x068000"  # = model.system.NVSWITCH_CLASS; not imported, so networkx loads only for graphs
@@ -26,10 +27,27 @@ class Pattern:
     switch: dict[str, int] = field(default_factory=dict)  # GPU -> links to NVSwitches (summed)
 
     def count(self, a: str, b: str) -> int:
-        return self.pairs.get(frozenset((a, b)), 0)
+        if a == b:
+            return self.pairs.get(frozenset((a,)), 0)
+        return self.links().get(a, {}).get(b, 0)
 
     def peers(self, gpu: str) -> list[str]:
-        return [g for g in self.gpus if g != gpu and self.count(gpu, g) > 0]
+        linked = self.links().get(gpu, {})
+        return [g for g in self.gpus if g != gpu and linked.get(g, 0) > 0]
+
+    def links(self) -> dict[str, dict[str, int]]:
+        """GPU -> peer -> count, from ``pairs`` (built once the pattern is filled in: rebuilt if
+        pairs were added since)."""
+        built = self.__dict__.get("_links")
+        if built is None or built[0] != len(self.pairs):
+            table: dict[str, dict[str, int]] = {}
+            for key, value in self.pairs.items():
+                if len(key) == 2:
+                    a, b = key
+                    table.setdefault(a, {})[b] = value
+                    table.setdefault(b, {})[a] = value
+            built = self.__dict__["_links"] = (len(self.pairs), table)
+        return built[1]
 
 
 @dataclass
@@ -47,19 +65,22 @@ def all_to_all(p: Pattern) -> AllToAll | None:
     Switch: at least two GPUs reach an NVSwitch. Pairs: at least three GPUs with NVLink and at
     least half of them linked to every other such GPU (a hybrid cube mesh links 4 of 7, a bridge
     1 of 1 in a pair of pairs)."""
+    peers = {g: p.peers(g) for g in p.gpus}  # asked of every GPU several times below
     if sum(1 for g in p.gpus if p.switch.get(g)) >= 2:
         linked = [g for g in p.gpus if p.switch.get(g)]
         mode = Counter(p.switch[g] for g in linked).most_common(1)[0][0]
-        lacking = {g: [] for g in p.gpus if not p.switch.get(g) and not p.peers(g)}
+        lacking = {g: [] for g in p.gpus if not p.switch.get(g) and not peers[g]}
         low = {g: p.switch[g] for g in linked if p.switch[g] < mode}
         return AllToAll("switch", linked, mode, lacking, low)
-    members = [g for g in p.gpus if p.peers(g)]
+    members = [g for g in p.gpus if peers[g]]
     if len(members) < 3:
         return None
-    full = [g for g in members if len(p.peers(g)) == len(members) - 1]
+    full = [g for g in members if len(peers[g]) == len(members) - 1]
     if 2 * len(full) < len(members):
         return None
-    counts = Counter(p.count(a, b) for i, a in enumerate(members) for b in members[i + 1:] if p.count(a, b))
+    links = p.links()
+    count = {g: links.get(g, {}) for g in members}  # count[a].get(b, 0) is p.count(a, b) for a != b
+    counts = Counter(c for i, a in enumerate(members) for b in members[i + 1:] if (c := count[a].get(b, 0)))
     mode = counts.most_common(1)[0][0]
     lacking: dict[str, list[str]] = {}
     outside = [g for g in p.gpus if g not in members]
@@ -67,12 +88,12 @@ def all_to_all(p: Pattern) -> AllToAll | None:
         for g in outside:
             lacking[g] = [m for m in members]
     for g in members:
-        missing = [m for m in members if m != g and not p.count(g, m)]
+        missing = [m for m in members if m != g and not count[g].get(m, 0)]
         if missing:
             lacking[g] = missing
     low = {}
     for g in members:
-        below = [p.count(g, m) for m in members if m != g and 0 < p.count(g, m) < mode]
+        below = [c for m in members if m != g and 0 < (c := count[g].get(m, 0)) < mode]
         if below:
             low[g] = min(below)
     return AllToAll("pairs", members, mode, lacking, low)
@@ -105,3 +126,19 @@ def xml_pattern(topology) -> Pattern:
             elif tclass.startswith(NVSWITCH_CLASS):
                 pattern.switch[gpu.bus_id] = pattern.switch.get(gpu.bus_id, 0) + count
     return pattern
+
+
+# ---- asked once (NVL001, NVL002 and TL003 ask the same questions; checks/_memo.py) --------------
+def shared_xml_pattern(shared: dict, topology) -> Pattern:
+    return per_node(shared, "xml_pattern", topology, lambda: xml_pattern(topology))
+
+
+def matrix_all_to_all(mc) -> AllToAll | None:
+    """all_to_all of a MatrixContext's matrix (labels only), shared by the nodes with its content."""
+    if mc.content is None:
+        return all_to_all(matrix_pattern(mc.view))
+    return across_nodes("matrix all_to_all", mc.content, lambda: all_to_all(matrix_pattern(mc.view)))
+
+
+def shared_all_to_all(shared: dict, pattern: Pattern) -> AllToAll | None:
+    return per_node(shared, "all_to_all", pattern, lambda: all_to_all(pattern))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+from topolint.checks._memo import per_node
 from topolint.engine.finding import Related
 from topolint.model.facts import Gpu, TopologyFile
 from topolint.model.node import gpu_entity, nic_entity
@@ -49,7 +52,12 @@ HYPERVISOR_BRIDGES = {"0x104c:0x8232"}  # TI bridge that hypervisors (IBM Cloud 
 
 def pci_id(pci) -> str | None:
     """``0xvvvv:0xdddd`` (lower case, 4 hex digits each), or None when either is missing."""
-    vendor, device = hex_int(pci.vendor), hex_int(pci.device)
+    return _pci_id(pci.vendor, pci.device)
+
+
+@lru_cache(maxsize=1024)  # a cluster has few device models; PCIE004, NVL001 and NUMA002 ask every device's
+def _pci_id(vendor_text: str | None, device_text: str | None) -> str | None:
+    vendor, device = hex_int(vendor_text), hex_int(device_text)
     return None if vendor is None or device is None else f"0x{vendor:04x}:0x{device:04x}"
 
 
@@ -72,6 +80,18 @@ def nearest_fabric_net(system, gpu: Gpu, fabric: list) -> tuple | None:
     raw = system.raw_paths[gpu.bus_id]
     reachable = [(-raw[n].bw, system.version.rank(raw[n].type), n) for n in fabric if n in raw]
     return min(reachable)[2] if reachable else None
+
+
+def fabric_nearest(context, system) -> tuple[list, dict[str, tuple | None]]:
+    """The system's fabric NETs and each GPU's nearest_fabric_net (by bus id), once per node:
+    NUMA001 and NUMA002 ask both of every GPU."""
+    def answer():
+        fabric = [net for net in system.nets if system.is_fabric(net)]
+        nearest = {gpu.bus_id: nearest_fabric_net(system, gpu, fabric) for gpu in system.topology.gpus} \
+            if fabric else {}
+        return fabric, nearest
+
+    return per_node(context.shared, "fabric_nearest", system, answer)
 
 
 def gpu_nic_hit(node: str, topology: TopologyFile, system, gpu: Gpu, net: tuple, path_note: str):

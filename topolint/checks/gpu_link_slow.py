@@ -79,12 +79,12 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             gen, width = generation(pci.link_speed, version), nccl_width(pci.link_width)
             if gen is None or not width:
                 continue  # unknown/empty speed is TOPO002; width 0 is a virtual (VM) link
-            if any(is_hypervisor_bridge(b) for b in pci_ancestors(pci_by_bus, pci)):
-                continue  # behind a hypervisor's virtual bridge the link values are made up
             want_gen, want_lanes = int(model["pcie_gen"]), int(model["lanes"])
             slow_speed, narrow = gen < want_gen, width < want_lanes
             if not slow_speed and not narrow:
                 continue
+            if any(is_hypervisor_bridge(b) for b in pci_ancestors(pci_by_bus, pci)):
+                continue  # behind a hypervisor's virtual bridge the link values are made up
             label, kind = _label(topology, gpus, pci)
             fields = {
                 "device": label,

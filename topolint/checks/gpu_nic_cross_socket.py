@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from topolint.checks import CheckParameters
 from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
 from topolint.checks._topology import (
+    fabric_nearest,
     gpu_label,
     gpu_nic_hit,
     gpu_sort_key,
-    nearest_fabric_net,
     xml_then_matrix,
 )
 from topolint.engine.finding import Hit
@@ -81,11 +81,11 @@ def _matrix_hits(context) -> Iterator[Hit]:
 def _xml_hits(context) -> Iterator[Hit]:
     for topology in context.node.topologies:
         system = context.system(topology)
-        fabric = [net for net in system.nets if system.is_fabric(net)]
+        fabric, nearest_of = fabric_nearest(context, system)
         if not fabric:
             continue  # a node without fabric NICs is not NUMA001
         for gpu in sorted(topology.gpus, key=gpu_sort_key):
-            nearest = nearest_fabric_net(system, gpu, fabric)
+            nearest = nearest_of[gpu.bus_id]
             if nearest is None or system.raw_paths[gpu.bus_id][nearest].type != "SYS":
                 continue
             # NCCL spreads GPUs over equally good NICs (dev modulo count); name the one this GPU gets.

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from topolint.checks import CheckParameters
 from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
 from topolint.checks._topology import (
+    fabric_nearest,
     gpu_label,
     gpu_nic_hit,
     gpu_sort_key,
     is_hypervisor_bridge,
-    nearest_fabric_net,
     xml_then_matrix,
 )
 from topolint.engine.finding import Hit
@@ -106,12 +106,12 @@ def _xml_hits(context) -> Iterator[Hit]:
     source = "configured" if configured else f"the default for NCCL {version}"
     for topology in context.node.topologies:
         system = context.system(topology)
-        fabric = [net for net in system.nets if system.is_fabric(net)]
+        fabric, nearest_of = fabric_nearest(context, system)
         if not fabric:
             continue
         signs = None
         for gpu in sorted(topology.gpus, key=gpu_sort_key):
-            nearest = nearest_fabric_net(system, gpu, fabric)
+            nearest = nearest_of[gpu.bus_id]
             if nearest is None or system.raw_paths[gpu.bus_id][nearest].type != "PHB":
                 continue  # PIX/PXB have GDR; SYS is NUMA001
             final = system.gpu_net_paths[gpu.bus_id]

@@ -32,6 +32,8 @@ _NUMERIC = {
 _GT_TO_GENERATION = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 _OLD_SPELLING = {1: "2.5 GT/s", 2: "5 GT/s", 3: "8 GT/s", 4: "16 GT/s", 5: "32 GT/s"}
 NET_DEFAULT_MBPS = 10000
+_JUDGED = {"pci", "net", "gpu"}  # elements whose values are judged, not only their empty attributes
+_NOTHING: frozenset[str] = frozenset()
 
 
 class Parameters(CheckParameters):
@@ -41,8 +43,8 @@ class Parameters(CheckParameters):
 class _Element:
     """One element's findings in the making: what NCCL misreads and how to repair it."""
 
-    def __init__(self, label: str, entity: str, loc: Location):
-        self.label, self.entity, self.loc = label, entity, loc
+    def __init__(self, loc: Location):
+        self.loc = loc
         self.misread: list[str] = []
         self.repair: list[str] = []
         self.evidence: list[str] = []
@@ -58,36 +60,53 @@ def _key(tag: str, loc: Location) -> tuple:
     return (tag, loc.line, loc.column)
 
 
-def _identify(node: str, topology: TopologyFile) -> dict[tuple, tuple]:
-    """(tag, line, column) -> (label, entity, fact) for every element a fact came from."""
-    system = f"{node}/system"
-    known: dict[tuple, tuple] = {_key("system", topology.system_loc): ("<system>", system, None)}
+def _identify(topology: TopologyFile) -> dict[tuple, tuple]:
+    """(tag, line, column) -> (tag, fact, owner) for every element a fact came from; the owner is
+    the gpu of an nvlink or c2c, the cpu of a nic without a bus id. Labels are made by _describe,
+    only for the few elements that have something misread."""
+    known: dict[tuple, tuple] = {_key("system", topology.system_loc): ("system", None, None)}
     for cpu in topology.cpus:
-        label = f"cpu numaid={cpu.numa_id if cpu.numa_id is not None else '?'}"
-        known[_key("cpu", cpu.loc)] = (label, cpu_entity(node, cpu.numa_id, cpu.index), cpu)
+        known[_key("cpu", cpu.loc)] = ("cpu", cpu, None)
     for pci in topology.pci:
-        entity = pci_entity(node, pci.bus_id) if pci.bus_id else system
-        known[_key("pci", pci.loc)] = (f"pci {pci.bus_id or '(no busid)'}", entity, pci)
+        known[_key("pci", pci.loc)] = ("pci", pci, None)
     for gpu in topology.gpus:
-        entity = gpu_entity(node, gpu.bus_id) if gpu.bus_id else system
-        known[_key("gpu", gpu.loc)] = (f"{gpu_label(gpu)} ({gpu.bus_id})", entity, gpu)
+        known[_key("gpu", gpu.loc)] = ("gpu", gpu, None)
         for link in gpu.nvlinks:
-            label = f"nvlink of {gpu_label(gpu)} to {link.target or '(no target)'}"
-            known[_key("nvlink", link.loc)] = (label, entity, link)
+            known[_key("nvlink", link.loc)] = ("nvlink", link, gpu)
         for link in gpu.c2c:
-            known[_key("c2c", link.loc)] = (f"c2c of {gpu_label(gpu)}", entity, link)
+            known[_key("c2c", link.loc)] = ("c2c", link, gpu)
     for nic in topology.nics:
-        if nic.bus_id:
-            nic_label, nic_ent = f"nic of pci {nic.bus_id}", pci_entity(node, nic.bus_id)
-        else:
-            cpu = topology.cpus[nic.cpu_index]
-            nic_label = f"nic under cpu numaid={cpu.numa_id if cpu.numa_id is not None else '?'}"
-            nic_ent = cpu_entity(node, cpu.numa_id, cpu.index)
-        known.setdefault(_key("nic", nic.loc), (nic_label, nic_ent, nic))
+        known.setdefault(_key("nic", nic.loc), ("nic", nic, None if nic.bus_id else topology.cpus[nic.cpu_index]))
         for net in nic.nets:
-            name = net.name or nic.bus_id or "net"
-            known[_key("net", net.loc)] = (f"net {name}", nic_entity(node, name, net.port), net)
+            known[_key("net", net.loc)] = ("net", net, nic)
     return known
+
+
+def _describe(node: str, tag: str, fact, owner) -> tuple[str, str]:
+    """(label, entity) of an element _identify found."""
+    system = f"{node}/system"
+    if tag == "system":
+        return "<system>", system
+    if tag == "cpu":
+        return f"cpu numaid={fact.numa_id if fact.numa_id is not None else '?'}", \
+            cpu_entity(node, fact.numa_id, fact.index)
+    if tag == "pci":
+        return f"pci {fact.bus_id or '(no busid)'}", pci_entity(node, fact.bus_id) if fact.bus_id else system
+    if tag in ("gpu", "nvlink", "c2c"):
+        gpu = owner if owner is not None else fact
+        entity = gpu_entity(node, gpu.bus_id) if gpu.bus_id else system
+        if tag == "gpu":
+            return f"{gpu_label(gpu)} ({gpu.bus_id})", entity
+        if tag == "nvlink":
+            return f"nvlink of {gpu_label(gpu)} to {fact.target or '(no target)'}", entity
+        return f"c2c of {gpu_label(gpu)}", entity
+    if tag == "nic":
+        if fact.bus_id:
+            return f"nic of pci {fact.bus_id}", pci_entity(node, fact.bus_id)
+        return f"nic under cpu numaid={owner.numa_id if owner.numa_id is not None else '?'}", \
+            cpu_entity(node, owner.numa_id, owner.index)
+    name = fact.name or owner.bus_id or "net"  # a net
+    return f"net {name}", nic_entity(node, name, fact.port)
 
 
 def _suggest_speed(raw: str, version) -> tuple[int | None, str | None]:
@@ -140,22 +159,25 @@ def _pci(element: _Element, pci, version) -> set[str]:
     return handled
 
 
-def _net(element: _Element, net, topology: TopologyFile) -> set[str]:
-    raw = net.attrs.get("speed")
+def _speed_repair(net) -> str:
     name = net.name or ""
     tool = f"`ethtool {name}`" if re.match(r"(eth|en|ib\d)", name) else f"`ibstat {name}`".replace(" `", "`")
-    repair = f'set speed to the port rate in Mb/s, e.g. speed="400000" for 400 Gb/s ({tool} shows the rate)'
+    return f'set speed to the port rate in Mb/s, e.g. speed="400000" for 400 Gb/s ({tool} shows the rate)'
+
+
+def _net(element: _Element, net, topology: TopologyFile) -> set[str]:
+    raw = net.attrs.get("speed")
     if raw is None:
         # A static file is completed from the net plugin (xmlInitAttrInt fills a missing speed).
         if topology.kind == "dump":
-            element.add("no speed attribute, read as 10 Gb/s", repair, "no speed attribute")
+            element.add("no speed attribute, read as 10 Gb/s", _speed_repair(net), "no speed attribute")
         return set()
     value, clean = strtol_clean(raw)
     if value <= 0:
-        element.add(f'speed="{raw}" is read as 10 Gb/s ({NET_DEFAULT_MBPS} Mb/s)', repair,
+        element.add(f'speed="{raw}" is read as 10 Gb/s ({NET_DEFAULT_MBPS} Mb/s)', _speed_repair(net),
                     f'speed="{raw}" reads as {value}, which NCCL replaces with {NET_DEFAULT_MBPS}')
     elif not clean:
-        element.add(f'speed="{raw}" is read as {value} Mb/s ({value / 1000:g} Gb/s)', repair,
+        element.add(f'speed="{raw}" is read as {value} Mb/s ({value / 1000:g} Gb/s)', _speed_repair(net),
                     f'speed="{raw}" is not a plain number; strtol stops after {value}')
     return {"speed"}
 
@@ -192,24 +214,30 @@ def _empty(element: _Element, tag: str, names: list[str]) -> None:
 def check(context, params: Parameters) -> Iterator[Hit]:
     node, version = context.node.name, context.version
     for topology in context.node.topologies:
-        known = _identify(node, topology)
+        known = _identify(topology)
         for stat in topology.elements:
-            label, entity, fact = known.get(_key(stat.tag, stat.loc), (f"<{stat.tag}>", f"{node}/system", None))
-            element = _Element(label, entity, stat.loc)
-            handled: set[str] = set()
+            empty = stat.empty_attrs
+            if not empty and stat.tag not in _JUDGED:
+                continue  # nothing of it is read wrong
+            tag, fact, owner = known.get(_key(stat.tag, stat.loc), (stat.tag, None, None))
+            element = _Element(stat.loc)
+            handled: set[str] = _NOTHING
             if stat.tag == "pci" and fact is not None:
                 handled = _pci(element, fact, version)
             elif stat.tag == "net" and fact is not None:
                 handled = _net(element, fact, topology)
             elif stat.tag == "gpu" and fact is not None:
                 _gpu(element, fact, topology)
-            _empty(element, stat.tag, [a for a in stat.empty_attrs if a not in handled])
+            if empty:
+                _empty(element, stat.tag, [a for a in empty if a not in handled])
             if element.misread:
+                label, entity = (_describe(node, tag, fact, owner) if tag == "system" or fact is not None
+                                 else (f"<{stat.tag}>", f"{node}/system"))
                 yield Hit(
-                    entity=element.entity,
+                    entity=entity,
                     location=element.loc,
                     fields={
-                        "element": element.label,
+                        "element": label,
                         "misread": "; ".join(element.misread),
                         "repair": "; ".join(element.repair),
                         "nccl_version": str(version),

@@ -18,7 +18,7 @@ from topolint.checks._hwloc_nvlink import (
     unknown_count_note,
 )
 from topolint.checks._matrix import gpu_text, matrix_contexts
-from topolint.checks._nvlink import all_to_all, matrix_pattern, xml_pattern
+from topolint.checks._nvlink import matrix_all_to_all, shared_all_to_all, shared_xml_pattern
 from topolint.checks._topology import gpu_label
 from topolint.engine.finding import Hit
 from topolint.model.matrix import gpu_bus_ids, nv_count
@@ -73,7 +73,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
         if from_hwloc and not counts_known(topology):
             context.notes.append(unknown_count_note(topology))
             continue
-        found = all_to_all(hwloc_pattern(context, topology) if from_hwloc else xml_pattern(topology))
+        found = shared_all_to_all(context.shared, hwloc_pattern(context, topology) if from_hwloc
+                                  else shared_xml_pattern(context.shared, topology))
         if found is None:
             continue
         by_bus = {g.bus_id: g for g in topology.gpus}
@@ -92,7 +93,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                                 f"{len(found.members)} GPUs: most have {found.links}"]
                       + (row_evidence(context, topology, gpu) if from_hwloc else []))
     for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):
-        found = all_to_all(matrix_pattern(mc.view))
+        found = matrix_all_to_all(mc)
         if found is None:
             continue
         for gpu, count in found.low.items():

@@ -10,9 +10,9 @@ from topolint.checks._hwloc_nvlink import counts_known, dump_topologies, hwloc_p
 from topolint.checks._matrix import gpu_text, matrix_contexts
 from topolint.checks._nvlink import (
     NVLINK_MODELS,
-    all_to_all,
-    matrix_pattern,
-    xml_pattern,
+    matrix_all_to_all,
+    shared_all_to_all,
+    shared_xml_pattern,
 )
 from topolint.checks._topology import gpu_label, pci_id
 from topolint.engine.finding import Hit, Related
@@ -37,8 +37,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
     # A static file's missing nvlink elements are not evidence of absence: dumps (or hwloc) only.
     for topology, from_hwloc in dump_topologies(context):
         by_count = not from_hwloc or counts_known(topology)
-        pattern = hwloc_pattern(context, topology) if from_hwloc else xml_pattern(topology)
-        found = all_to_all(pattern)
+        pattern = hwloc_pattern(context, topology) if from_hwloc else shared_xml_pattern(context.shared, topology)
+        found = shared_all_to_all(context.shared, pattern)
         by_bus = {g.bus_id: g for g in topology.gpus}
         pci = topology.pci_by_bus()
         for bus, gpu in by_bus.items():
@@ -69,7 +69,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             seen.add(hit.entity)
             yield hit
     for mc in matrix_contexts(context.node, complete_only=True, shared=context.shared):
-        found = all_to_all(matrix_pattern(mc.view))
+        found = matrix_all_to_all(mc)
         if found is None:
             continue  # cube mesh, bridged pairs, all PCIe: nothing to compare against
         for gpu, peers in found.lacking.items():

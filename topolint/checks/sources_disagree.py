@@ -11,16 +11,11 @@ from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
 from topolint.checks._hwloc_nvlink import matrix_rows, nvlink_views, row_evidence
-from topolint.checks._nvlink import xml_pattern
+from topolint.checks._matrix import matrix_contexts
+from topolint.checks._nvlink import shared_xml_pattern
 from topolint.checks._topology import gpu_label
 from topolint.engine.finding import Hit, Related
-from topolint.model.matrix import (
-    MatrixView,
-    join_gpus,
-    nv_count,
-    single_numa,
-    topo_matrices,
-)
+from topolint.model.matrix import join_gpus, single_numa
 from topolint.model.node import file_entity, gpu_entity
 
 NEEDS = ("two sources",)
@@ -47,8 +42,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
 def _xml_and_matrix(context) -> Iterator[Hit]:
     node = context.node.name
     hwloc = nvlink_views(context)  # an hwloc export stands in for the XML on NVLink only
-    for matrix in topo_matrices(context.node):
-        view = MatrixView(matrix)
+    for mc in matrix_contexts(context.node, shared=context.shared):
+        matrix, view = mc.matrix, mc.view
         for topology in context.node.topologies + hwloc:
             static = topology.kind == "static"
             from_hwloc = any(topology is t for t in hwloc)
@@ -64,30 +59,34 @@ def _xml_and_matrix(context) -> Iterator[Hit]:
                                related=[Related(location=topology.system_loc, entity=file_entity(node, topology.path),
                                                 message="the topology XML")])
                 continue
-            pattern = xml_pattern(topology)
+            pattern = shared_xml_pattern(context.shared, topology)
             for index, gpu in sorted(join_gpus(topology, matrix).items()):
                 label = f"GPU{index}"
                 row = view.rows.get(label)
                 if row is None:
                     continue
+                xml_numa = topology.cpus[gpu.cpu_index].numa_id if gpu.cpu_index < len(topology.cpus) else None
+                numa = single_numa(row.numa_affinity)
+                numa_differs = xml_numa is not None and xml_numa >= 0 and numa is not None and numa != xml_numa \
+                    and not from_hwloc
+                matrix_links = mc.best_nvlink(label)
+                switch = pattern.switch.get(gpu.bus_id, 0)
+                xml_links = switch or _best_peer_links(pattern, topology, gpu)
+                # a static file that states no nvlink (or a GPU NVML did not list) says nothing
+                nvlink_differs = not ((xml_links == 0 and static) or (from_hwloc and gpu.bus_id not in rows)) \
+                    and xml_links != matrix_links
+                if not (numa_differs or nvlink_differs):
+                    continue
                 entity = gpu_entity(node, gpu.bus_id)
                 fields = {**base, "gpu": gpu_label(gpu), "gpu_bus": gpu.bus_id}
                 related = [Related(location=gpu.loc, entity=entity, message=f"{gpu_label(gpu)} in {topology.path}")]
-                xml_numa = topology.cpus[gpu.cpu_index].numa_id if gpu.cpu_index < len(topology.cpus) else None
-                numa = single_numa(row.numa_affinity)
-                if xml_numa is not None and xml_numa >= 0 and numa is not None and numa != xml_numa and not from_hwloc:
+                if numa_differs:
                     yield _hit(static, "numa", entity=entity, location=row.loc,
                                fields={**fields, "xml_value": xml_numa, "matrix_value": numa, "what": "NUMA node"},
                                evidence=[f"{gpu.loc.path}:{gpu.loc.line}: {gpu.bus_id} is under cpu numaid={xml_numa}",
                                          f"{row.loc.path}:{row.loc.line}: {label} NUMA Affinity {row.numa_affinity}"],
                                related=related)
-                matrix_links = max((nv_count(view.rel(label, g)) for g in view.gpus if g != label), default=0)
-                switch = pattern.switch.get(gpu.bus_id, 0)
-                direct = max((pattern.count(gpu.bus_id, g.bus_id) for g in topology.gpus if g is not gpu), default=0)
-                xml_links = switch or direct
-                if (xml_links == 0 and static) or (from_hwloc and gpu.bus_id not in rows):
-                    continue  # a static file that states no nvlink (or a GPU NVML did not list) says nothing
-                if xml_links != matrix_links:
+                if nvlink_differs:
                     how = "to the NVSwitches (summed)" if switch else "to its best-linked peer"
                     if from_hwloc:
                         how += " in hwloc's NVLinkBandwidth matrix"
@@ -99,3 +98,10 @@ def _xml_and_matrix(context) -> Iterator[Hit]:
                                          f"{'NV%d' % matrix_links if matrix_links else 'no NV#'} to its peers"]
                                + (row_evidence(context, topology, gpu) if from_hwloc else []),
                                related=related)
+
+
+def _best_peer_links(pattern, topology, gpu) -> int:
+    """The GPU's NVLink count to its best-linked peer GPU of the file (0 for none)."""
+    linked = pattern.links().get(gpu.bus_id, {})  # = pattern.count for another bus id
+    return max((linked.get(g.bus_id, 0) if g.bus_id != gpu.bus_id else pattern.count(gpu.bus_id, g.bus_id)
+                for g in topology.gpus if g is not gpu), default=0)

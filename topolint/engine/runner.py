@@ -213,11 +213,25 @@ class _NodeChecker:
     def __init__(self, rules, node_rules, needs: dict, collection: Collection, options: RunOptions):
         self.rules, self.node_rules, self.needs = rules, node_rules, needs
         self.collection, self.options = collection, options
+        self.input_codes = {r.code for r in rules if r.check == "inputs"}  # TL001 and kin: from collect
+        self._plans: dict[frozenset, list[tuple]] = {}
+
+    def plan(self, available: set[str]) -> list[tuple]:
+        """(rule, module, params, missing) for each node rule, in order; ``missing``: the inputs
+        the rule needs and the node lacks, as its note names them ("" when it runs). The nodes
+        of a cluster mostly have the same kinds of input: they share one plan."""
+        key = frozenset(available)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = [
+                (rule, module, params, ", ".join(need for need in self.needs[rule.code] if need not in available))
+                for rule, module, params in self.node_rules]
+        return plan
 
     def into(self, node: NodeModel, result: RunResult) -> None:
         if node.pending and self.collection.materialize is not None:
             self.collection.materialize(node)  # a lazy collection: parsed now, dropped after its checks
-        _check_node(node, self.rules, self.node_rules, self.needs, self.collection, self.options, result)
+        _check_node(node, self, self.collection, self.options, result)
 
     def __call__(self, node: NodeModel) -> RunResult:
         """In a worker: the node's result; its facts are dropped as the parent drops them."""
@@ -241,22 +255,22 @@ def _worker_outcomes(checker: _NodeChecker, collection: Collection, options: Run
     return parallel.outcomes(todo, checker, workers) if workers else None
 
 
-def _check_node(node: NodeModel, rules, node_rules, needs: dict, collection: Collection, options: RunOptions,
+def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, options: RunOptions,
                 result: RunResult) -> None:
     # fabric rules read NCCL_IB_TC and friends; PERF rules judge against --topology
     context = CheckContext(node, options, collection.configs, topology_nodes=collection.topology_nodes)
-    available = node.available()
-    ran = result.ran.setdefault(node.name, {r.code for r in rules if r.check == "inputs"})
-    for rule, module, params in node_rules:
-        missing = [need for need in needs[rule.code] if need not in available]
+    ran = result.ran.setdefault(node.name, set(checker.input_codes))
+    where = node_input(node)  # what an internal error names
+    for rule, module, params, missing in checker.plan(node.available()):
         if missing:
-            result.notes.append(f"{rule.code} not run on node {node.name}: no {', '.join(missing)} input")
+            result.notes.append(f"{rule.code} not run on node {node.name}: no {missing} input")
             continue
         ran.add(rule.code)
-        for hit in _hits(rule, module, context, params, result, node_input(node)):
+        for hit in _hits(rule, module, context, params, result, where):
             result.findings.append(to_finding(rule, node.name, hit))
-        result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # --verbose shows a selected rule's notes
-        context.notes.clear()
+        if context.notes:  # --verbose shows a selected rule's notes
+            result.notes.extend(f"{rule.code} {note}" for note in context.notes)
+            context.notes.clear()
 
 
 class _UnreadableNodes:

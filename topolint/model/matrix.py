@@ -12,12 +12,13 @@ import re
 from functools import cached_property
 
 from topolint.model.facts import Gpu, MatrixRow, TopologyFile, TopoMatrix
-from topolint.model.numbers import cpulist, decimal
+from topolint.model.numbers import cpulist, decimal, remembered
 
 PCIE_LOCAL = {"PIX", "PXB", "PHB", "NODE"}  # relations that stay on one socket
 CROSS_SOCKET = {"SYS", "SOC"}
 
 
+@remembered  # a matrix has few distinct cells, asked by many checks
 def path_name(cell: str | None) -> str | None:
     """The NCCL path name of a cell: NV# is NVL, SOC is SYS, NODE stays NODE (ranks as PHB)."""
     if cell is None or cell in ("X", "N/A", ""):
@@ -27,6 +28,7 @@ def path_name(cell: str | None) -> str | None:
     return "SYS" if cell == "SOC" else cell
 
 
+@remembered  # a matrix has few distinct cells, asked by many checks
 def nv_count(cell: str | None) -> int:
     """Bonded NVLinks in a cell such as ``NV12``; 0 for anything else."""
     return decimal(cell[2:]) or 0 if cell and cell.startswith("NV") and cell[2:].isascii() else 0
@@ -38,6 +40,7 @@ def cpu_count(text: str | None) -> int | None:
     return len(cpus) if cpus is not None else None
 
 
+@remembered  # a matrix has few distinct cells, asked by many checks
 def single_numa(value: str | None) -> int | None:
     """A NUMA Affinity cell naming one node; None for N/A, blank, ranges and lists."""
     return decimal(value) if value is not None and value.isascii() and value.isdigit() else None

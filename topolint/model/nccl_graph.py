@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from topolint.model.facts import TopologyFile
@@ -896,20 +897,62 @@ _ACCEPTED: set[bytes] = set()
 _RENAMEABLE = re.compile(r'(\s(host_hash|name|guid)=")([0-9A-Za-z_.:]*)(?=")')
 
 
+_DIGESTS: OrderedDict = OrderedDict()  # (id(topology), version) -> (topology, digest), the latest few
+_DIGESTS_LIMIT = 4  # a node's topologies (each kept alive while here: few, so memory stays a node's)
+
+
 def renamed_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
     """The key under which nodes share NCCL's answers for a file: its text with names, GUIDs and
-    host hashes renamed canonically (see above), its byte-order mark and the version."""
-    seen: dict[tuple, int] = {}
+    host hashes renamed canonically (see above), its byte-order mark and the version. A node's
+    checks ask it several times (System.signature, check_loads): the latest few are kept, each
+    with its topology so that the id is not reused meanwhile."""
+    key = (id(topology), version)
+    kept = _DIGESTS.get(key)
+    if kept is not None and kept[0] is topology:
+        return kept[1]
+    digest = _renamed_digest(topology, version)
+    _DIGESTS[key] = (topology, digest)
+    while len(_DIGESTS) > _DIGESTS_LIMIT:
+        _DIGESTS.popitem(last=False)
+    return digest
 
-    def stand_in(match: re.Match) -> str:
-        attribute, value = match.group(2), match.group(3)
-        identity = (attribute, value) if attribute == "name" else ("hex", strtoull(value, 16)[0])
-        index = seen.setdefault(identity, len(seen))
-        return f"{match.group(1)}#{index}#{len(value)}"
 
-    text = _RENAMEABLE.sub(stand_in, topology.text or "")
+def _renamed_digest(topology: TopologyFile, version: NcclVersion) -> bytes:
+    text = renamed_text(topology.text or "")
     return hashlib.blake2b(f"{version}\0{topology.bom}\0{text}".encode("utf-8", "surrogatepass"),
                            digest_size=20).digest()
+
+
+_RENAMED_NEEDLES = tuple((attribute, f'{attribute}="') for attribute in ("host_hash", "name", "guid"))
+_RENAMED_VALUE = re.compile(r'[0-9A-Za-z_.:]*(?=")')
+
+
+def renamed_text(text: str) -> str:
+    """``_RENAMEABLE.sub`` with the stand-ins (see above), found with str.find: the regex tried
+    every blank of the file, which was most of the digest's time. A value's characters are never
+    blanks, so no occurrence starts inside another's match, and the occurrences in text order
+    are the regex's matches."""
+    found = []
+    for attribute, needle in _RENAMED_NEEDLES:
+        at = text.find(needle, 1)
+        while at != -1:
+            if text[at - 1].isspace():  # \s: str.isspace is the same test (Py_UNICODE_ISSPACE)
+                found.append((at, attribute, at + len(needle)))
+            at = text.find(needle, at + 1)
+    found.sort()
+    seen: dict[tuple, int] = {}
+    pieces, done = [], 0
+    for _, attribute, start in found:
+        match = _RENAMED_VALUE.match(text, start)
+        if match is None:
+            continue
+        value = match.group()
+        identity = (attribute, value) if attribute == "name" else ("hex", strtoull(value, 16)[0])
+        index = seen.setdefault(identity, len(seen))
+        pieces += (text[done:start], f"#{index}#{len(value)}")
+        done = match.end()
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 def check_loads(topology: TopologyFile, version: NcclVersion) -> None:

@@ -63,11 +63,29 @@ class NcclVersion:
             raise KeyError(f"no {name} row for NCCL {self}")
         return value
 
+    def answers(self, question: str) -> dict:
+        """A table of this version's remembered answers to one question (rank, a link speed's
+        value): kept beside the frozen fields, so never compared nor hashed."""
+        try:
+            return self.__dict__["_answers"][question]
+        except KeyError:
+            return self.__dict__.setdefault("_answers", {}).setdefault(question, {})
+
     @property
     def path_order(self) -> list[str]:
         return list(self.behaviour("path_order"))
 
     def rank(self, path_type: str) -> int:
+        """A path type's place in this version's order (lower is closer). Remembered per version:
+        the placement rules ask it for every GPU-NIC pair of every node."""
+        try:
+            return self.__dict__["_ranks"][path_type]
+        except KeyError:
+            ranks = self.__dict__["_ranks"] = self.answers("rank")
+            rank = ranks[path_type] = self._rank(path_type)
+            return rank
+
+    def _rank(self, path_type: str) -> int:
         name = ALIASES.get(path_type, path_type)
         order = self.behaviour("path_order")
         if name in order:

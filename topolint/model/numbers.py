@@ -20,6 +20,7 @@ and bounded by ``MAX_CPUS``: a range such as ``0-100000000`` is rejected, not ma
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import struct
@@ -41,8 +42,38 @@ _DECIMAL = re.compile(r"[+-]?[0-9]{1,%d}" % MAX_DIGITS)
 _HEX = re.compile(r"(?:0[xX])?([0-9a-fA-F]{1,%d})" % MAX_DIGITS)
 _C_SPACE = " \t\n\v\f\r"
 _C_INT = re.compile(r"([+-]?)(0[xX](?=[0-9a-fA-F]))?([0-9a-zA-Z]*)")
+MEMO_TEXT = 256  # texts up to this length have their answers remembered (remembered())
+MEMO_ENTRIES = 4096
 
 
+def remembered(read):
+    """``read`` with its answers to short texts remembered in a bounded table. The helpers are pure
+    and their answers immutable (ints, tuples, CpuSet); a large run asks the same few texts over and
+    over (every node's ``16.0 GT/s PCIe``, its CPU masks, its NUMA ids). Long texts are read
+    afresh, and a full table starts over, so it never holds more than MEMO_ENTRIES texts of at most
+    MEMO_TEXT characters."""
+    table: dict = {}
+
+    @functools.wraps(read)
+    def answer(text, *args, **options):
+        if options:  # keyword arguments: read afresh (no caller uses them today)
+            return read(text, *args, **options)
+        key = (text, *args) if args else text
+        try:
+            return table[key]
+        except KeyError:
+            value = read(text, *args)
+            if text is None or (type(text) is str and len(text) <= MEMO_TEXT):
+                if len(table) >= MEMO_ENTRIES:
+                    table.clear()
+                table[key] = value
+            return value
+
+    answer.cache = table  # for tests
+    return answer
+
+
+@remembered
 def decimal(text: str | None) -> int | None:
     """A decimal integer as a tool prints it (surrounding blanks allowed); None otherwise."""
     if text is None:
@@ -63,6 +94,7 @@ def decimal_fraction(text: str | None) -> float | None:
     return float(text) if _DECIMAL_FRACTION.fullmatch(text) else None
 
 
+@remembered
 def hex_int(text: str | None) -> int | None:
     """A hexadecimal integer with or without ``0x`` (PCI ids, GUIDs, cpumask words)."""
     if text is None:
@@ -86,6 +118,7 @@ def _c_integer(text: str, base: int) -> tuple[int | None, int]:
     return _c_integer_scan(text, base)
 
 
+@remembered
 def _c_integer_scan(text: str, base: int) -> tuple[int | None, int]:
     """The general scan: blanks, sign, ``0x`` and octal prefixes, digits of ``base``."""
     start = len(text) - len(text.lstrip(_C_SPACE))
@@ -109,6 +142,7 @@ def _c_integer_scan(text: str, base: int) -> tuple[int | None, int]:
     return (-value if sign == "-" else value), end
 
 
+@remembered
 def strtol(text: str | None, base: int = 0) -> tuple[int, bool]:
     """C ``strtol(text, &end, base)`` as NCCL calls it: (value, whole text consumed).
 
@@ -124,6 +158,7 @@ def strtol(text: str | None, base: int = 0) -> tuple[int, bool]:
     return value, end == len(text)
 
 
+@remembered
 def strtol_prefix(text: str | None, base: int = 0) -> int | None:
     """What C ``strtol`` reads from the start of ``text`` (``12abc`` is 12, saturating), or None
     when no digit can be read at all (where C would return 0 without a sign of failure)."""
@@ -143,12 +178,14 @@ def c_int(value: int) -> int:
     return value - 2**32 if value >= 2**31 else value
 
 
+@remembered
 def strtol_clean(text: str | None) -> tuple[int, bool]:
     """``strtol(text, NULL, 0)`` and whether only blanks follow the number: trailing blanks do not
     change what C reads, so they are not a misreading."""
     return strtol((text or "").rstrip(_C_SPACE))
 
 
+@remembered
 def strtoull(text: str | None, base: int = 0) -> tuple[int, bool]:
     """C ``strtoull``: like strtol, but a leading ``-`` negates modulo 2**64 and overflow is
     ULLONG_MAX."""
@@ -241,6 +278,10 @@ def printed_float(text: str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+MEMO_INTERVALS = 64  # intersections of sets of at most this many intervals are remembered
+_INTERSECTIONS: dict[tuple, CpuSet] = {}
+
+
 @dataclass(frozen=True)
 class CpuSet:
     """A set of CPU ids as sorted, disjoint, non-adjacent closed intervals."""
@@ -277,6 +318,19 @@ class CpuSet:
         return any(low <= cpu <= high for low, high in self.intervals)
 
     def __and__(self, other: CpuSet) -> CpuSet:
+        if self.intervals == other.intervals:  # GPUs of one NUMA node report one set
+            return self
+        if len(self.intervals) > MEMO_INTERVALS or len(other.intervals) > MEMO_INTERVALS:
+            return self._intersection(other)
+        key = (self.intervals, other.intervals)  # every node of a cluster compares the same few sets
+        found = _INTERSECTIONS.get(key)
+        if found is None:
+            if len(_INTERSECTIONS) >= MEMO_ENTRIES:
+                _INTERSECTIONS.clear()
+            found = _INTERSECTIONS[key] = self._intersection(other)
+        return found
+
+    def _intersection(self, other: CpuSet) -> CpuSet:
         out, i, j = [], 0, 0
         a, b = self.intervals, other.intervals
         while i < len(a) and j < len(b):
@@ -300,6 +354,7 @@ class CpuSet:
         return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in self.intervals)
 
 
+@remembered
 def cpulist(text: str | None) -> CpuSet | None:
     """A Linux cpulist (``0-47,96-143``, ``0,2,4``; numactl, nvidia-smi, sysfs); None when a
     part does not parse, a range runs backwards or a CPU id is beyond MAX_CPUS."""
@@ -338,6 +393,7 @@ def cpu_ids(text: str | None) -> CpuSet | None:
     return CpuSet.of_ids(ids)
 
 
+@remembered
 def cpumask(text: str | None) -> CpuSet | None:
     """A Linux cpumask as NCCL writes ``affinity`` (comma-separated hex words, most significant
     first: ``ffffffff,00000000``); None when it does not parse or is wider than MAX_CPUS.

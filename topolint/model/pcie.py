@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from topolint.model.nccl_version import NcclVersion
-from topolint.model.numbers import c_int, strtol_prefix
+from topolint.model.numbers import c_int, remembered, strtol_prefix
 
 # Spellings and values (100 Mb/s per lane) come from the version table (pci_speeds row).
 GEN3 = 60
@@ -15,10 +15,17 @@ def speed_value(link_speed: str | None, version: NcclVersion) -> int | None:
     """NCCL's per-lane value for ``link_speed``, or None when NCCL would not recognise it."""
     if link_speed is None:
         return None
+    known = version.answers("pci_speed")
+    if link_speed in known:
+        return known[link_speed]
+    found = None
     for spelling, value in version.behaviour("pci_speeds"):  # kvDictPciGen of that version
         if link_speed.startswith(spelling):
-            return value
-    return None
+            found = value
+            break
+    if len(link_speed) <= 64:  # a real spelling is short; a long one is not worth remembering
+        known[link_speed] = found
+    return found
 
 
 def read_speed(link_speed: str | None, version: NcclVersion) -> int:
@@ -26,6 +33,7 @@ def read_speed(link_speed: str | None, version: NcclVersion) -> int:
     return speed_value(link_speed, version) or GEN3
 
 
+@remembered  # a cluster has a handful of width texts
 def nccl_width(link_width: str | None) -> int | None:
     """The lane count NCCL reads from ``link_width``: ``xmlGetAttrInt`` is ``strtol(str, NULL, 0)``
     kept in a C int (src/graph/xml.h), so ``010`` is 8 and ``16x`` is 16; None when no digit."""

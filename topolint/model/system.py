@@ -17,6 +17,7 @@ from functools import cached_property
 from topolint.model.facts import Cpu, Gpu, Net, Nic, PciDevice, TopologyFile, build
 from topolint.model.nccl_version import NcclVersion
 from topolint.model.pcie import link_bandwidth_gbs
+from topolint.model.values import Values
 
 LOC_BW = 5000.0
 # Per-link NVLink bandwidth by SM (topo.h at HEAD); unknown SM gets 20.
@@ -109,6 +110,7 @@ class System:
         self.gpus: dict[str, Gpu] = {g.bus_id: g for g in topology.gpus}
         self.nets: dict[tuple, tuple[Nic, Net]] = {}
         self._nic_nodes: dict[int, tuple] = {}
+        self._nearest: dict[tuple, list] = {}  # nearest_nets answers
         for nic_index, nic in enumerate(topology.nics):
             self._nic_nodes[nic_index] = ("nic", nic.bus_id) if nic.bus_id else ("nic", f"cpu{nic.cpu_index}#{nic_index}")
             # A NIC stated only by its PCI class (partial files) still is an endpoint.
@@ -143,7 +145,7 @@ class System:
 
         topo = self.topology
         hosts = {}
-        return (
+        return Values((  # hashed once: the tables of NCCL's answers are asked it several times a node
             str(self.version),
             tuple((c.index, hosts.setdefault(c.host_hash, len(hosts)), c.arch, c.vendor, c.model_id)
                   for c in topo.cpus),
@@ -156,7 +158,7 @@ class System:
             # load shares under (names, GUIDs and host hashes renamed, their lengths and equalities
             # kept), so identical nodes of a cluster still share one result.
             renamed_digest(topo, self.version) if topo.text else None,
-        )
+        ))
 
     # ---- construction -------------------------------------------------------------------------
     def _node_for_pci(self, pci: PciDevice) -> tuple:
@@ -463,14 +465,20 @@ class System:
     def nearest_nets(self, gpu: Gpu, raw: bool = False) -> list[tuple[tuple, Path]]:
         """The NETs a GPU would use: most bandwidth first, then the best path type
         (src/graph/topo.cc ncclTopoGetLocal compares bandwidth before type)."""
+        key = (gpu.bus_id, raw)
+        found = self._nearest.get(key)
+        if found is None:  # PCIE005, NUMA001 and the fabric view ask it of the same GPUs
+            found = self._nearest[key] = self._nearest_nets(gpu, raw)
+        return list(found)
+
+    def _nearest_nets(self, gpu: Gpu, raw: bool) -> list[tuple[tuple, Path]]:
         table = self.raw_paths[gpu.bus_id] if raw else self.gpu_net_paths.get(gpu.bus_id, {})
-        paths = [(net, p) for net, p in table.items() if net[0] == "net"]
+        rank = self.version.rank
+        paths = [((-p.bw, rank(p.type)), net, p) for net, p in table.items() if net[0] == "net"]
         if not paths:
             return []
-        best = min((-p.bw, self.version.rank(p.type)) for _, p in paths)
-        return sorted(
-            ((net, p) for net, p in paths if (-p.bw, self.version.rank(p.type)) == best), key=lambda x: x[0]
-        )
+        best = min(order for order, _, _ in paths)
+        return sorted(((net, p) for order, net, p in paths if order == best), key=lambda x: x[0])
 
     def gdr_enabled(self, gpu: Gpu, net: tuple, level: str | None = None, read: bool = False,
                     gdr_read: str | None = None) -> bool:
