@@ -10,7 +10,8 @@ a few nodes with faults so rules have work to do. Each folder is a node bundle (
 the median of ``--repeat`` runs of
 
 * topolint: ``topolint check DIR --select ALL --preview --format json -o /dev/null`` (``--jobs N``
-  passes that on; topolint's default is one process)
+  passes that on; topolint's default starts up to 4 workers for runs of 256 nodes or more, on
+  Linux: ``--jobs 1`` measures one process)
 * floor: a Python process that reads the same files, parses every XML with lxml and splits
   every matrix into lines,
 

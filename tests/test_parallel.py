@@ -93,3 +93,22 @@ def test_job_counts():
     assert parallel.usable(4, 1000) == 4
     result = run_cli("check", ".", "--jobs", "-1")
     assert result.exit_code == 2 and "expected a number of processes" in result.stderr
+
+
+def test_the_default_starts_workers_only_for_large_runs_on_linux(monkeypatch):
+    monkeypatch.setattr(parallel, "job_count", lambda requested: 16 if requested == 0 else requested)
+    monkeypatch.setattr(parallel.sys, "platform", "linux")
+    assert parallel.usable(parallel.AUTO, 255) == 0  # two workers need 2 * 128 nodes
+    assert parallel.usable(parallel.AUTO, 256) == 2
+    assert parallel.usable(parallel.AUTO, 100_000) == parallel.AUTO_MAX_JOBS  # memory: never one per CPU
+    monkeypatch.setattr(parallel.sys, "platform", "darwin")
+    assert parallel.usable(parallel.AUTO, 100_000) == 0
+    assert parallel.usable(4, 100_000) == 4  # asked for: wherever fork exists
+
+
+def test_the_command_line_default_is_auto_and_the_api_default_one_process():
+    from topolint.cli import build_parser
+    from topolint.commands.check import CheckOptions
+
+    assert build_parser().parse_args(["check", "."]).jobs == parallel.AUTO
+    assert CheckOptions(paths=["."]).jobs == 1

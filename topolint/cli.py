@@ -72,9 +72,9 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                        help="where the result cache lives (default: .topolint_cache in the project root)")
     check.add_argument("--max-total-input", metavar="SIZE", default=None,
                        help="bytes one run reads, all inputs together (default 8G; K, M, G suffixes)")
-    check.add_argument("-j", "--jobs", type=_job_count, default=1, metavar="N",
-                       help="processes that check nodes (default 1; 0: one per CPU); output is the same, "
-                            "memory grows with each")
+    check.add_argument("-j", "--jobs", type=_job_count, default=-1, metavar="N",
+                       help="processes that check nodes (default: up to 4 for runs of 256 nodes or more, on Linux; "
+                            "0: one per CPU); output is the same, memory grows with each")
     check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
     settings = check.add_argument_group("configuration, suppressions and baseline")
     settings.add_argument("--config", type=Path, default=None,

@@ -9,24 +9,31 @@ Where fork is not available, or the run is too small to gain, nodes are checked 
 
 Memory: each worker is a copy of the run (the sources it inherits are shared until touched) that
 also holds one node's facts at a time; a 2,000-node benchmark cluster peaked at ~250 MB with one
-job and ~650 MB (all processes together, PSS) with two. Hence opt-in: ``--jobs 1`` is the default.
+job and ~650 MB (all processes together, PSS) with two. Hence the command line's default, AUTO,
+starts workers only for runs large enough to gain (AUTO_NODES_PER_JOB nodes a worker), at most
+AUTO_MAX_JOBS of them, and only on Linux (elsewhere fork is unsafe or unusual): a pre-commit run,
+a node or a small cluster stays in one process. ``--jobs N`` asks for N whatever the run.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from dataclasses import dataclass, field
 
 from topolint.engine.internal import Described, describe
 
 # Below this many nodes to check per worker, starting the workers costs more than they save.
 MIN_NODES_PER_JOB = 16
+AUTO = -1  # the command line's default ``--jobs``: workers only where a run gains (usable)
+AUTO_MAX_JOBS = 4  # each worker is one more process in memory (~200 MB on a 2,000-node cluster)
+AUTO_NODES_PER_JOB = 128  # a worker's start (fork, pool) is repaid only over many nodes
 
 
 def job_count(requested: int) -> int:
-    """``--jobs 0``: one per CPU this process may run on."""
-    if requested > 0:
+    """``--jobs 0``: one per CPU this process may run on (AUTO is left to usable)."""
+    if requested > 0 or requested == AUTO:
         return requested
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -35,10 +42,16 @@ def job_count(requested: int) -> int:
 
 
 def usable(jobs: int, nodes: int) -> int:
-    """The workers worth starting for ``nodes`` nodes: 0 to check them in-process."""
+    """The workers worth starting for ``nodes`` nodes (``jobs`` as job_count answers it, or AUTO):
+    0 to check them in-process."""
+    per_job = MIN_NODES_PER_JOB
+    if jobs == AUTO:
+        if not sys.platform.startswith("linux"):
+            return 0
+        jobs, per_job = min(job_count(0), AUTO_MAX_JOBS), AUTO_NODES_PER_JOB
     if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return 0
-    workers = min(jobs, nodes // MIN_NODES_PER_JOB)
+    workers = min(jobs, nodes // per_job)
     return workers if workers >= 2 else 0
 
 
