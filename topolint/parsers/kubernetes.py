@@ -31,6 +31,7 @@ from topolint.parsers._yaml import (
     written_value,
 )
 
+
 def is_rdma_resource(name: str) -> bool:
     lowered = name.lower()
     return (lowered.startswith("rdma/") or "rdma" in lowered or lowered == "vpc.amazonaws.com/efa"

@@ -11,10 +11,9 @@ One pass over the lines; bridges are matched to their devices through a per-doma
 from __future__ import annotations
 
 import re
-
-from topolint.inputs.source import InputError, SourceFile
 from functools import lru_cache
 
+from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build, location
 from topolint.model.host import AcsControl, LspciDevice, LspciFile, PciLinkState
 from topolint.model.numbers import decimal, decimal_fraction, hex_int, pci_address
