@@ -88,3 +88,50 @@ def test_pydantic_loads_where_validation_happens(tmp_path):
     assert _imports_pydantic("check", str(FIXTURES / "site-templates" / "site_env_required" / "bad.sh"),
                              "--rule-dir", str(FIXTURES / "site-templates" / "site_env_required" / "rules"),
                              "--isolated")  # so are site rules
+
+
+class Plain(Model):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    below: float = 0.5
+    enabled: bool = False
+    name: str = "x"
+    count: int = 1
+    bounded: int = Field(default=1, ge=1)
+
+
+@pytest.mark.parametrize("values", [{}, {"below": 0.25}, {"enabled": True, "name": "y", "count": 3}])
+def test_plain_values_are_taken_as_pydantic_takes_them(values):
+    assert Plain.model_validate_plain(values) == Plain(**values)
+
+
+@pytest.mark.parametrize("values", [
+    {"below": 1},  # pydantic converts an int for a float field
+    {"count": True},  # a bool is no int here
+    {"count": "3"},  # nor a digit string
+    {"bounded": 5},  # a constraint to check
+    {"other": 1},  # an extra field: pydantic's error
+])
+def test_anything_else_is_left_to_pydantic(values):
+    assert Plain.model_validate_plain(values) is None
+
+
+def test_built_in_rules_parameters_read_plainly_are_what_pydantic_validates():
+    """PERF001/PERF002 share a check with their own parameter values (engine/runner.py prepare)."""
+    from topolint.checks import load_check
+    from topolint.engine.rule import load_rules
+
+    compared = 0
+    for rule in load_rules():
+        if rule.check == "inputs" or not rule.parameters:
+            continue
+        model = load_check(rule.check).Parameters
+        plain = model.model_validate_plain(rule.parameters)
+        if plain is not None:
+            assert plain.model_dump() == model(**rule.parameters).model_dump(), rule.code
+            compared += 1
+    assert compared >= 2
+
+
+def test_a_node_check_with_the_built_in_rules_never_imports_pydantic():
+    assert not _imports_pydantic("check", str(FIXTURES / "topologies"), "--isolated", "--select", "ALL", "--preview")
