@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from topolint import __version__
 from topolint.reporters import Report
+from topolint.reporters._json_text import dumps_indented
 
 JSON_FORMAT_VERSION = 1
 
@@ -53,4 +52,4 @@ def render_json(report: Report) -> str:
     if report.internal_errors:
         document["internal_errors"] = [{"input": e.input, "rule": e.rule, "error": e.error}
                                        for e in report.internal_errors]
-    return json.dumps(document, indent=2, sort_keys=False) + "\n"
+    return dumps_indented(document) + "\n"

@@ -6,7 +6,6 @@ every enabled rule in rules[] so ruleIndex is stable; no timestamps so output is
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from urllib.parse import quote
@@ -17,6 +16,7 @@ from topolint.engine.finding import Finding, Related
 from topolint.engine.rule import SEVERITY_ORDER, RuleDefinition
 from topolint.model.entities import parse_entity
 from topolint.reporters import Report
+from topolint.reporters._json_text import dumps_indented
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/topolint/topolint"
@@ -250,4 +250,4 @@ def render_sarif(report: Report) -> str:
                     "the most severe were kept. Use --format json for all of them.",
         }
     document = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
-    return json.dumps(document, indent=2) + "\n"
+    return dumps_indented(document) + "\n"
