@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cluster is None:
             scale.generate(root, args.nodes)
         wall, cpu, per_rule, findings, nodes = timed_runs(root, args.repeat, args.gc)
-        floor_time, floor_cpu = scale.timed([sys.executable, "-c", scale.FLOOR, str(root)], args.repeat, root.parent)
+        [(floor_time, floor_cpu)] = scale.timed([[sys.executable, "-c", scale.FLOOR, str(root)]], args.repeat, root.parent)
     print(f"nodes {nodes}, findings {findings}, cycle collector {'on' if args.gc else 'off'}, best of {args.repeat}")
     print(f"rules    {wall:8.3f} s wall, {cpu:.3f} s CPU ({1000 * cpu / max(nodes, 1):.2f} ms CPU a node)")
     for code, seconds in sorted(per_rule.items(), key=lambda kv: (-kv[1], kv[0])):

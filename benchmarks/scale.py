@@ -234,18 +234,25 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(command: list[str], repeat: int, cwd: Path) -> tuple[float, float]:
-    """Median wall-clock and median CPU (user + system) seconds of ``repeat`` runs."""
-    subprocess.run(command, check=False, capture_output=True, cwd=cwd, env=ENV)  # warm page cache, imports
-    times, cpu = [], []
+def _once(command: list[str], cwd: Path) -> tuple[float, float]:
+    start, start_cpu = time.perf_counter(), _children_cpu()
+    result = subprocess.run(command, check=False, capture_output=True, text=True, cwd=cwd, env=ENV)
+    if result.returncode not in (0, 1) or "Traceback" in result.stderr or "No module named" in result.stderr:
+        sys.exit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr[-2000:]}")
+    return time.perf_counter() - start, _children_cpu() - start_cpu
+
+
+def timed(commands: list[list[str]], repeat: int, cwd: Path) -> list[tuple[float, float]]:
+    """Median wall-clock and median CPU (user + system) seconds of ``repeat`` runs of each command.
+    The commands take turns, one run each per round, so a machine that slows down or speeds up
+    meanwhile moves every median alike and the ratios stay comparable."""
+    for command in commands:
+        subprocess.run(command, check=False, capture_output=True, cwd=cwd, env=ENV)  # page cache, imports
+    runs: list[list[tuple[float, float]]] = [[] for _ in commands]
     for _ in range(repeat):
-        start, start_cpu = time.perf_counter(), _children_cpu()
-        result = subprocess.run(command, check=False, capture_output=True, text=True, cwd=cwd, env=ENV)
-        times.append(time.perf_counter() - start)
-        cpu.append(_children_cpu() - start_cpu)
-        if result.returncode not in (0, 1) or "Traceback" in result.stderr or "No module named" in result.stderr:
-            sys.exit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr[-2000:]}")
-    return statistics.median(times), statistics.median(cpu)
+        for index, command in enumerate(commands):
+            runs[index].append(_once(command, cwd))
+    return [(statistics.median(t for t, _ in r), statistics.median(c for _, c in r)) for r in runs]
 
 
 def stages(root: Path) -> dict[str, float]:
@@ -300,9 +307,9 @@ def main(argv: list[str] | None = None) -> int:
                 "--format", "json", "-o", "/dev/null"] + ([] if args.jobs is None else ["--jobs", str(args.jobs)])
         floor = [sys.executable, "-c", FLOOR, str(root)]
         work = root.parent  # the result cache (.topolint_cache) goes beside the cluster
-        cold_time, cold_cpu = timed(lint + ["--no-cache"], args.repeat, work)
-        lint_time, lint_cpu = timed(lint, args.repeat, work)  # warm: the first run filled the result cache
-        floor_time, floor_cpu = timed(floor, args.repeat, work)
+        # warm: the first, untimed run of ``lint`` fills the result cache; cold runs neither read nor write it
+        (cold_time, cold_cpu), (lint_time, lint_cpu), (floor_time, floor_cpu) = timed(
+            [lint + ["--no-cache"], lint, floor], args.repeat, work)
         parts = stages(root)
     files = sum(1 for _ in root.glob("*/*")) if args.keep else (2 if args.plain else len(BUNDLE_FILES) + 1) * args.nodes
     jobs = "default" if args.jobs is None else args.jobs
