@@ -10,9 +10,8 @@ else (another key type, another value type) to ``json.dumps`` whole, so the outp
 from __future__ import annotations
 
 import json
+import math
 from json.encoder import encode_basestring_ascii
-
-_INFINITY = float("inf")
 
 
 class _Unplain(Exception):
@@ -31,9 +30,9 @@ def dumps_indented(document) -> str:
 def _float(value: float) -> str:
     if value != value:
         return "NaN"
-    if value == _INFINITY:
+    if value == math.inf:
         return "Infinity"
-    if value == -_INFINITY:
+    if value == -math.inf:
         return "-Infinity"
     return float.__repr__(value)
 
