@@ -7,9 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from topolint.checks._memo import across_nodes, per_node
+from topolint.model.facts import NVSWITCH_CLASS
 from topolint.model.matrix import nv_count
-
-NVSWITCH_CLASS = "0x068000"  # = model.system.NVSWITCH_CLASS; not imported, so networkx loads only for graphs
 
 # SXM/HGX GPUs always have NVLink (NVL001 from the model when a dump shows none).
 NVLINK_MODELS = {

@@ -16,7 +16,19 @@ Bus ids are made up (the matrix has none); entities are the matrix's labels, loc
 
 from __future__ import annotations
 
-from topolint.model.facts import Cpu, Gpu, Net, Nic, NvLink, PciDevice, TopologyFile, TopoMatrix, build
+from topolint.model.facts import (
+    GPU_CLASS,
+    NVSWITCH_CLASS,
+    Cpu,
+    Gpu,
+    Net,
+    Nic,
+    NvLink,
+    PciDevice,
+    TopologyFile,
+    TopoMatrix,
+    build,
+)
 from topolint.model.matrix import MatrixView, nv_count
 from topolint.model.pcie import GT_PER_GENERATION
 
@@ -83,9 +95,9 @@ def topology_from_matrix(matrix: TopoMatrix, notes: list[str], gpu_sm: int | Non
         counts = {peer: nv_count(view.rel(label, peer)) for peer in view.gpus if peer != label}
         total = sum(counts.values())
         if total > MAX_LINKS_PER_GPU and len(set(c for c in counts.values() if c)) == 1:
-            links = [build(NvLink, target=None, count=max(counts.values()), tclass="0x068000", attrs={}, loc=loc)]
+            links = [build(NvLink, target=None, count=max(counts.values()), tclass=NVSWITCH_CLASS, attrs={}, loc=loc)]
         else:
-            links = [build(NvLink, target=bus[peer], count=c, tclass="0x030200", attrs={}, loc=loc)
+            links = [build(NvLink, target=bus[peer], count=c, tclass=GPU_CLASS, attrs={}, loc=loc)
                      for peer, c in counts.items() if c]
         gpu_facts.append(build(Gpu, bus_id=bus[label], dev=view.gpu_index(label), sm=gpu_sm, rank=None, gdr=None,
                                cpu_index=groups[label], nvlinks=links, c2c=[], attrs={}, loc=loc))

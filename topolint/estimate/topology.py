@@ -11,12 +11,12 @@ def _with_nvlinks(topology, count: int, notes: list[str]):
     """The topology with ``count`` NVSwitch links on every GPU that states none. NCCL completes a
     static NCCL_TOPO_FILE from the driver at run time (ncclTopoFillGpu adds NVLinks from NVML);
     topolint cannot, so the user says what the hardware has."""
-    from topolint.model.facts import NvLink, build
+    from topolint.model.facts import NVSWITCH_CLASS, NvLink, build
 
     if not any(not g.nvlinks for g in topology.gpus):
         return topology
     gpus = [g if g.nvlinks else g.model_copy(update={"nvlinks": [
-        build(NvLink, target=None, count=count, tclass="0x068000", attrs={}, loc=g.loc)]}) for g in topology.gpus]
+        build(NvLink, target=None, count=count, tclass=NVSWITCH_CLASS, attrs={}, loc=g.loc)]}) for g in topology.gpus]
     notes.append(f"{topology.path}: {count} NVLinks to NVSwitches assumed on each GPU the file gives none (--nvlinks)")
     return topology.model_copy(update={"gpus": gpus})
 

@@ -101,6 +101,13 @@ class PciDevice(Fact):
     loc: Location
 
 
+# The classes an NCCL dump gives an nvlink's target (src/graph/xml.cc ncclTopoGetXmlFromGpu, "Fill
+# target classes"), read as src/graph/topo.cc kvDictPciClass reads them.
+GPU_CLASS = "0x030200"
+NVSWITCH_CLASS = "0x068000"
+CPU_CLASS = "0x068001"
+
+
 class NvLink(Fact):
     target: Optional[str] = None
     count: Optional[int] = None

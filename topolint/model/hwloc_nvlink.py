@@ -32,12 +32,8 @@ from __future__ import annotations
 
 import re
 
-from topolint.model.facts import NvLink, build
+from topolint.model.facts import CPU_CLASS, GPU_CLASS, NVSWITCH_CLASS, NvLink, build
 from topolint.model.host import HwlocNvlinkMatrix, HwlocObject, HwlocTopology
-
-GPU_CLASS = "0x030200"
-NVSWITCH_CLASS = "0x068000"  # = model.system.NVSWITCH_CLASS (not imported: it loads the graph model)
-CPU_CLASS = "0x068001"  # = model.system.CPU_CLASS
 
 # NVLink generation by PCI id (GP100, GV100, GA100, GH100, GB100 parts).
 GENERATION_BY_ID = {

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 
-from topolint.model.facts import Cpu, Gpu, Net, Nic, PciDevice, TopologyFile, build
+from topolint.model.facts import CPU_CLASS, NVSWITCH_CLASS, Cpu, Gpu, Net, Nic, PciDevice, TopologyFile, build
 from topolint.model.nccl_version import NcclVersion
 from topolint.model.pcie import link_bandwidth_gbs
 from topolint.model.values import Values
@@ -22,8 +22,6 @@ from topolint.model.values import Values
 LOC_BW = 5000.0
 # Per-link NVLink bandwidth by SM (topo.h at HEAD); unknown SM gets 20.
 _NVLINK_BW = [(100, 40.1), (90, 20.6), (87, 20.0), (86, 12.0), (80, 20.0), (70, 20.0), (60, 18.0)]
-NVSWITCH_CLASS = "0x068000"
-CPU_CLASS = "0x068001"
 
 
 def networkx():
