@@ -63,14 +63,6 @@ class NcclVersion:
             raise KeyError(f"no {name} row for NCCL {self}")
         return value
 
-    def answers(self, question: str) -> dict:
-        """A table of this version's remembered answers to one question (rank, a link speed's
-        value): kept beside the frozen fields, so never compared nor hashed."""
-        try:
-            return self.__dict__["_answers"][question]
-        except KeyError:
-            return self.__dict__.setdefault("_answers", {}).setdefault(question, {})
-
     @property
     def path_order(self) -> list[str]:
         return list(self.behaviour("path_order"))
@@ -80,9 +72,8 @@ class NcclVersion:
         the placement rules ask it for every GPU-NIC pair of every node."""
         try:
             return self.__dict__["_ranks"][path_type]
-        except KeyError:
-            ranks = self.__dict__["_ranks"] = self.answers("rank")
-            rank = ranks[path_type] = self._rank(path_type)
+        except KeyError:  # kept beside the frozen fields, so never compared nor hashed
+            rank = self.__dict__.setdefault("_ranks", {})[path_type] = self._rank(path_type)
             return rank
 
     def _rank(self, path_type: str) -> int:

@@ -11,21 +11,15 @@ GENERATION_BY_VALUE = {15: 1, 30: 2, 60: 3, 120: 4, 240: 5, 480: 6}
 GT_PER_GENERATION = {1: "2.5", 2: "5.0", 3: "8.0", 4: "16.0", 5: "32.0", 6: "64.0"}
 
 
+@remembered  # a cluster has a handful of speed texts
 def speed_value(link_speed: str | None, version: NcclVersion) -> int | None:
     """NCCL's per-lane value for ``link_speed``, or None when NCCL would not recognise it."""
     if link_speed is None:
         return None
-    known = version.answers("pci_speed")
-    if link_speed in known:
-        return known[link_speed]
-    found = None
     for spelling, value in version.behaviour("pci_speeds"):  # kvDictPciGen of that version
         if link_speed.startswith(spelling):
-            found = value
-            break
-    if len(link_speed) <= 64:  # a real spelling is short; a long one is not worth remembering
-        known[link_speed] = found
-    return found
+            return value
+    return None
 
 
 def read_speed(link_speed: str | None, version: NcclVersion) -> int:
