@@ -162,19 +162,15 @@ def _tokens(source: SourceFile, element):
     start = row.find(">", tag) + 1 if tag >= 0 else 0
     first_line = text.split("\n", 1)[0]
     base = start if start and row[start:start + len(first_line)] == first_line else -1
-    if "\n" not in text and "\t" not in text:  # as hwloc writes it: one line, words after single spaces
-        offset = 0
-        for word in text.split(" "):
-            if word:
-                yield word, line, base + offset + 1 if base >= 0 else 0
-            offset += len(word) + 1
-        return
-    newlines, scanned = 0, 0
+    newlines, scanned, line_start = 0, 0, -1
     for match in _TOKEN.finditer(text):
-        newlines += text.count("\n", scanned, match.start())
+        gap = text.count("\n", scanned, match.start())
+        if gap:  # the newline before this word lies in the gap: no scan back over earlier words
+            newlines += gap
+            line_start = text.rfind("\n", scanned, match.start())
         scanned = match.end()
         if newlines:
-            column = match.start() - text.rfind("\n", 0, match.start())
+            column = match.start() - line_start
         else:
             column = base + match.start() + 1 if base >= 0 else 0
         yield match.group(), line + newlines, column
