@@ -11,12 +11,11 @@ One pass over the lines; bridges are matched to their devices through a per-doma
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build, location
 from topolint.model.host import AcsControl, LspciDevice, LspciFile, PciLinkState
-from topolint.model.numbers import decimal, decimal_fraction, hex_int, pci_address
+from topolint.model.numbers import decimal, decimal_fraction, hex_int, pci_address, remembered
 from topolint.parsers._lines import first_text_line
 
 HEADER = re.compile(r"((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(\S.*)")
@@ -36,19 +35,13 @@ _SUPPORTED = re.compile(r"Supported Link Speeds:\s*(?:[0-9.]+-)?([0-9.]+)\s*GT/s
 _ANONYMOUS_ONCE = {"LnkCap": "lnk_cap", "LnkSta": "lnk_sta", "ACSCtl": "acs_ctl", "NUMA node": "numa_node"}
 
 
-# A cluster repeats the same device headers and LnkCap/LnkSta/ACSCtl values on every node: what
-# they say is remembered for short lines (bounded: 1,024 entries each, of at most _CACHED_VALUE
-# characters).
-_CACHED_VALUE = 256
-
-
 def _loc(path: str, line: int, column: int = 1) -> Location:
     return location(path, line, column)
 
 
 def header_fields(path: str, number: int, line: str) -> dict | None:
     """A device's fields from a header line (``0000:17:00.0 3D controller [0302]: NVIDIA ... [10de:2330]``)."""
-    parts = _header_parts(line) if len(line) <= _CACHED_VALUE else _read_header(line)
+    parts = _header_parts(line)
     if parts is None:
         return None
     address, class_name, class_code, vendor_id, device_id, description = parts
@@ -56,7 +49,10 @@ def header_fields(path: str, number: int, line: str) -> dict | None:
             "device_id": device_id, "description": description, "loc": _loc(path, number)}
 
 
-def _read_header(line: str) -> tuple | None:
+# A cluster repeats the same device headers and LnkCap/LnkSta/ACSCtl values on every node: what
+# they say is remembered (numbers.remembered: short texts only, in a bounded table).
+@remembered
+def _header_parts(line: str) -> tuple | None:
     match = HEADER.fullmatch(line.rstrip())
     if not match:
         return None
@@ -76,20 +72,13 @@ def link_state(value: str, loc: Location) -> PciLinkState:
                  width_flag=width_flag, loc=loc)
 
 
+@remembered
 def _link_fields(value: str) -> tuple:
-    return _known_link_fields(value) if len(value) <= _CACHED_VALUE else _read_link_fields(value)
-
-
-def _read_link_fields(value: str) -> tuple:
     speed, width = _SPEED.search(value), _WIDTH.search(value)
     gts = _GTS.fullmatch(speed.group(1)) if speed else None
     return (speed.group(1) if speed else None, decimal_fraction(gts.group(1)) if gts else None,
             speed.group(2) if speed else None, decimal(width.group(1)) if width else None,
             width.group(2) if width else None)
-
-
-_known_link_fields = lru_cache(maxsize=1024)(_read_link_fields)
-_header_parts = lru_cache(maxsize=1024)(_read_header)
 
 
 class _Reader:
@@ -158,15 +147,9 @@ def _acs(device: dict, value: str, at: tuple) -> None:
     device["acs_ctl"] = build(AcsControl, flags=dict(_acs_flags(value)), loc=location(*at))
 
 
+@remembered
 def _acs_flags(value: str) -> tuple:
-    return _known_acs_flags(value) if len(value) <= _CACHED_VALUE else _read_acs_flags(value)
-
-
-def _read_acs_flags(value: str) -> tuple:
     return tuple((m.group(1), m.group(2) == "+") for m in _FLAG.finditer(value))
-
-
-_known_acs_flags = lru_cache(maxsize=1024)(_read_acs_flags)
 
 
 def _denied(device: dict, value: str, at: tuple) -> None:
