@@ -119,11 +119,9 @@ def prepare(rules: list[RuleDefinition]) -> list[tuple]:
             needs_validation = given or any(f.is_required() for f in fields.values())
             # Values that are the typed defaults, or plainly of the declared types, need no pydantic
             # (nor its schema build: a quarter of a second on every run that checks nodes).
-            parameters = model.model_construct()
-            if needs_validation:
-                parameters = model.model_validate_plain(rule.parameters)
-                if parameters is None:
-                    parameters = model(**rule.parameters)
+            parameters = model.model_validate_plain(rule.parameters) if needs_validation else model.model_construct()
+            if parameters is None:
+                parameters = model(**rule.parameters)
             prepared.append((rule, module, parameters))
         except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
             raise RuleError(f"{rule.source}: {exc}") from None
