@@ -18,7 +18,7 @@ class Parameters(CheckParameters):
 
 def check(context, params: Parameters) -> Iterator[Hit]:
     for _, setting in literal_settings(context):
-        problem = check_value(setting.name, setting.value)
+        problem = check_value(setting.name, setting.value, context.version)
         if problem:
             entry = lookup(setting.name) or {}
             hit = setting_hit(setting, problem=problem, expected=entry.get("values") or entry.get("type") or "")

@@ -1,4 +1,7 @@
-"""ENV002: a removed, renamed or deprecated variable (or value) for the configured NCCL version."""
+"""ENV002: a removed, renamed or deprecated variable (or value) for the configured NCCL version.
+
+Removed and renamed names are warnings (NCCL ignores them); a deprecated name or value NCCL
+still reads is info: the setting works, but has a successor."""
 
 from __future__ import annotations
 
@@ -34,6 +37,9 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 hit.evidence.append(f"catalog: {setting.name}: {entry.get('status_text', status)}")
                 if status == "renamed" and replacement:  # same meaning under the new name
                     hit.autofix = rename_fix(setting, replacement)
+                if status == "deprecated":  # NCCL still reads it: the setting works, so it is worth knowing
+                    hit.severity = "info"
+                    hit.evidence.append(f"NCCL {version} still reads {setting.name}; the setting takes effect")
                 yield hit
                 continue
             for value, since in (entry.get("deprecated_values") or {}).items():
@@ -42,4 +48,5 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                                       replacement="", advice=f"the value {value} is deprecated; unset it",
                                       nccl_version=str(version))
                     hit.variant = "value"
+                    hit.severity = "info"  # deprecated, still read: it works
                     yield hit

@@ -29,6 +29,7 @@ from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLin
 from topolint.model.facts import Location, build
 from topolint.parsers._bash import Heredoc, Token, statements
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
+from topolint.parsers._reach import Reach
 from topolint.parsers._sourced import script_dir
 from topolint.parsers.envfile import parse_literal_lines
 
@@ -66,6 +67,8 @@ class _ShellParser:
         self.cursor: Cursor | None = None
         self.line = 0
         self.heredoc_readers: dict[int, tuple[str, str | None, str | None]] = {}  # heredoc -> scope, reader, target
+        self.reach = Reach()  # which settings the processes it launches see (ENV009)
+        self.standalone = False  # the assignment being read is a statement of its own
 
     # ---- scopes -------------------------------------------------------------------------------
     @property
@@ -101,6 +104,7 @@ class _ShellParser:
             if text.strip().startswith("#SBATCH"):  # Slurm reads directives up to the first command
                 self._sbatch(number, text)
         self._statements(found, stopped)
+        self.config.unreached.extend(self.reach.finish())
         return self.config
 
     def _statements(self, found: list, stopped) -> None:
@@ -286,9 +290,24 @@ class _ShellParser:
         if not words:
             return
         self.seen_command = True
+        self._references(words)
         for word in words:
             self._default_assignments(word)
         self._simple(words, self.scope)
+
+    def _references(self, words: list[str]) -> None:
+        """``$NAME`` / ``${NAME...}`` / ``${!PREFIX*}`` in a statement: the value may be passed on
+        (``-x NAME=$NAME``), so an unexported NAME set earlier is not reported (ENV009)."""
+        for word in words:
+            raw = getattr(word, "raw", word)
+            if "$" not in raw or not self.reach.unexported:
+                continue
+            for match in _REFERENCE.finditer(raw):
+                if match.group("prefix") is not None:  # ${!NCCL*}: every variable with that prefix
+                    for name in [n for n in self.reach.unexported if n.startswith(match.group("prefix"))]:
+                        self.reach.referenced(name)
+                else:
+                    self.reach.referenced(match.group("name"))
 
     def _default_assignments(self, word: str) -> None:
         """``${VAR:=v}`` / ``${VAR=v}`` in any expanded word (``: "${NCCL_DEBUG:=INFO}"``) sets
@@ -305,10 +324,10 @@ class _ShellParser:
             literal = value if not any(c in value for c in "$`") else None
             line, column = _position(word, match.start("name"))
             value_line, value_column = _position(word, match.start("value"))
-            self.config.settings.append(EnvSetting(name, literal, self._loc(line, column), self.scope,
-                                                   "assign-default", self.path, raw=match.group(0),
-                                                   default_only=True, value_at=self._loc(value_line, value_column),
-                                                   value_written=literal or ""))
+            self._keep(EnvSetting(name, literal, self._loc(line, column), self.scope,
+                                  "assign-default", self.path, raw=match.group(0),
+                                  default_only=True, value_at=self._loc(value_line, value_column),
+                                  value_written=literal or ""))
 
     def _simple(self, words: list[str], scope: str) -> None:
         i = 0
@@ -320,12 +339,19 @@ class _ShellParser:
             i += 1
         assigns, rest = words[:i], words[i:]
         if not rest:
+            self.standalone = len(assigns) == 1
             for word in assigns:
                 self._assign(word, scope, "assign")
+            self.standalone = False
             return
         step = self._step(scope) if assigns else scope
         for word in assigns:
             self._assign(word, step, "command")
+        launch = _launch(rest)
+        if launch is not None:
+            program, passes, shown, drops = launch
+            self.reach.launch(self._loc(getattr(program, "line", self.line), getattr(program, "column", 0)),
+                              shown, scope, passes, drops)
         self._run(rest, step)
 
     def _step(self, scope: str) -> str:
@@ -342,9 +368,17 @@ class _ShellParser:
                 if word.startswith("-"):
                     continue
                 if ASSIGNMENT.match(word):
-                    self._assign(word, scope, "export" if exported else "assign")
+                    self._assign(word, scope, "export" if exported else "declare")
                 elif exported and wanted(word):
                     self._passthrough(word, scope, "export")
+                    self.config.settings.extend(self.reach.export(word))  # NAME=v earlier, exported now
+        elif name == "set":
+            for word in args:  # set -a / set -o allexport: every later assignment is exported
+                if word in ("-a", "+a") or (word[:1] in "-+" and word[1:].isalpha() and "a" in word[1:]):
+                    self.reach.allexport = word.startswith("-")
+            for option, value in zip(args, args[1:]):
+                if option in ("-o", "+o") and value == "allexport":
+                    self.reach.allexport = option == "-o"
         elif name == "env":
             self._env(args, self._step(scope))
         elif name == "srun":
@@ -381,10 +415,19 @@ class _ShellParser:
             line, column = self.cursor.find(name, assignment=True)
         value, default = shell_value(name, raw)
         written = self._written(word, line, column + len(name) + 1, name, value)
-        self.config.settings.append(EnvSetting(name, value, self._loc(line, column), scope, how,
-                                               self.path, raw=word, default_only=default,
-                                               value_at=self._loc(line, written[0]) if written else None,
-                                               value_written=written[1] if written else ""))
+        self._keep(EnvSetting(name, value, self._loc(line, column), scope, how,
+                              self.path, raw=word, default_only=default,
+                              value_at=self._loc(line, written[0]) if written else None,
+                              value_written=written[1] if written else ""))
+
+    def _keep(self, setting: EnvSetting) -> None:
+        """A setting of the environment, or a shell variable no child process sees (kept for ENV009)."""
+        if setting.source in ("assign", "assign-default", "declare") and not self.reach.exports(setting.name):
+            self.reach.assigned(setting, standalone=self.standalone and setting.source == "assign")
+            return
+        self.config.settings.append(setting)
+        if setting.source in ("assign", "assign-default", "declare", "export"):
+            self.reach.exported_setting(setting)
 
     def _written(self, word, line: int, column: int, name: str, value: str | None) -> tuple[int, str] | None:
         """Column and text of the value as written from ``line``:``column`` (a word's own text
@@ -610,6 +653,53 @@ def _tee(words: list[str]) -> str | None:
     return next((w for w in words[start:] if not w.startswith("-")), None)
 
 
+# Programs that run the job (or a process NCCL may live in); wrappers before them are skipped.
+_LAUNCHERS = _MPI | {"srun", "sbatch", "salloc", "torchrun", "deepspeed", "accelerate", "horovodrun", "enroot",
+                     "singularity", "apptainer", "nsys", "ncu", "numactl", "taskset", "timeout", "ray",
+                     "bash", "sh", "dash", "zsh", "ksh", "docker", "podman", "sudo", "env"}
+_PREFIX_WORDS = {"exec", "nohup", "time", "command", "builtin", "nice", "stdbuf"}
+_REFERENCE = re.compile(r"\$(?:\{!(?P<prefix>[A-Za-z_][A-Za-z0-9_]*)[*@]\}|\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _launch(words: list[str]) -> tuple[str, set[str] | None, str, str] | None:
+    """(program word, the exported names it passes on or None for all, the launch as shown, what
+    it drops) when ``words`` start a process that may run NCCL; None for builtins and ordinary tools."""
+    i = 0
+    while i < len(words) and os.path.basename(words[i]) in _PREFIX_WORDS:
+        i += 1
+    if i >= len(words):
+        return None
+    program, name = words[i], os.path.basename(words[i])
+    args = words[i + 1:]
+    if name == "env":
+        cleared = any(a in ("-i", "--ignore-environment", "-") for a in args if a.startswith("-"))
+        return program, (set() if cleared else None), "env -i" if cleared else "env", "starts an empty environment"
+    if name == "srun":
+        for j, word in enumerate(args):
+            if word.startswith("--export"):
+                value = word.partition("=")[2] or (args[j + 1] if j + 1 < len(args) else "")
+                items = [item.split("=", 1)[0] for item in value.split(",")]
+                if "ALL" in items or not value:
+                    return program, None, "srun", ""
+                if items == ["NONE"]:
+                    return program, set(), f"srun --export={value}", "passes only SLURM_* variables to the step"
+                return program, set(items), f"srun --export={value}", "passes only SLURM_* and the variables it names"
+        return program, None, "srun", ""
+    if name in ("docker", "podman") and args[:1] in (["run"], ["create"]):
+        passes: set[str] = set()
+        for j, word in enumerate(args):
+            option, eq, value = word.partition("=")
+            if option in ("--env-file", "--env-host", "--env-merge"):
+                return program, None, f"{name} run", ""
+            if option in ("-e", "--env"):
+                value = value if eq else (args[j + 1] if j + 1 < len(args) else "")
+                passes.add(value.split("=", 1)[0])
+        return program, passes, f"{name} run", "gives the container only its -e/--env variables"
+    if name in _LAUNCHERS or name.startswith("python") or name.endswith("_perf") or "/" in program:
+        return program, None, name, ""
+    return None
+
+
 # The value of NAME=${NAME:-v} (or :=, quoted or not); one pattern for every name, not one each.
 _SELF_DEFAULT = re.compile(r'"?\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?[-=](?P<value>[^}$`"]*)\}"?')
 _ASSIGN_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):?=(?P<value>[^}]*)\}")
@@ -686,3 +776,4 @@ def parse_shell_into(config: ConfigFile, source: SourceFile, lines: list[str], b
     parser.config = config
     parser.stack = [("file", scope, 0)]
     parser._statements(*statements("\n".join(body), first_line))
+    config.unreached.extend(parser.reach.finish())
