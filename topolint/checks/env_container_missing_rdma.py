@@ -45,6 +45,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             replicas = max((as_int(f.value) or 1 for f in by_kind.get(cfg.REPLICAS, [])), default=1)
             if kind == "pod" and replicas < 2 and (job_kind is None or job_kind.value not in cfg.MULTI_NODE_KINDS):
                 continue
+            if job_kind is not None and job_kind.value == "MPIJob" and _role(scope, config) == "launcher":
+                continue  # mpi-operator's launcher runs mpirun; the ranks (and NCCL) run in the Worker pods
             privileged = bool(by_kind.get(cfg.PRIVILEGED))
             problems = []
             if not (privileged or by_kind.get(cfg.RDMA_DEVICE) or by_kind.get(cfg.RDMA_RESOURCE)):
@@ -76,3 +78,9 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                       fields={"container": scope, "path": config.path, "problems": "; ".join(problems),
                               "spec": what}, evidence=evidence,
                       variant="compose" if kind in ("compose", "docker-run") else "default")
+
+
+def _role(scope: str, config) -> str:
+    """The replica type of an MPIJob container scope ("MPIJob/name/Launcher/container"), lower case."""
+    parts = scope.split("/")
+    return parts[2].lower() if len(parts) >= 4 else ""

@@ -69,6 +69,9 @@ class _ShellParser:
         self.heredoc_readers: dict[int, tuple[str, str | None, str | None]] = {}  # heredoc -> scope, reader, target
         self.reach = Reach()  # which settings the processes it launches see (ENV009)
         self.standalone = False  # the assignment being read is a statement of its own
+        # Lines a script's every statement is looked for in, when its text is not laid out as in the
+        # file (a folded or quoted YAML scalar): names are found there, left to right.
+        self.span: tuple[int, int] | None = None
 
     # ---- scopes -------------------------------------------------------------------------------
     @property
@@ -109,8 +112,9 @@ class _ShellParser:
 
     def _statements(self, found: list, stopped) -> None:
         for statement in found:
-            self.line = statement.first_line
-            self.cursor = Cursor(self.lines, statement.first_line, statement.last_line)
+            first, last = self.span or (statement.first_line, statement.last_line)
+            self.line = first
+            self.cursor = Cursor(self.lines, first, last)
             self._statement(statement.tokens)
             for heredoc in statement.heredocs:
                 self._heredoc_body(heredoc)
@@ -549,6 +553,11 @@ class _ShellParser:
                     i += 3
                 else:
                     i += 2
+            elif word in ("-genvlist", "-envlist") and i + 1 < len(args):  # MPICH/Hydra: pass these names on
+                for name in args[i + 1].split(","):
+                    if wanted(name):
+                        self._passthrough(name, scope, "mpirun-genvlist")
+                i += 2
             elif word in ("--mca", "-mca", "--gmca", "-gmca"):
                 i += 3
             elif word in ("-np", "-n", "-N", "--npernode", "-npernode", "-ppn") and i + 1 < len(args):
@@ -612,6 +621,8 @@ class _ShellParser:
             i += 1
             if option in ("-e", "--env") and ASSIGNMENT.match(value):
                 self._assign(value, scope, "docker-env")
+            elif option in ("-e", "--env") and wanted(value):  # -e NAME: the value of the host's NAME
+                self._passthrough(value, scope, "docker-env")
             elif option == "--shm-size":
                 self._fact(cfg.SHM_SIZE, value, scope, option)
             elif option == "--ulimit" and value.startswith("memlock"):
@@ -769,11 +780,29 @@ def parse_shell(source: SourceFile) -> ConfigFile:
 
 
 def parse_shell_into(config: ConfigFile, source: SourceFile, lines: list[str], body: list[str], first_line: int,
-                     scope: str) -> None:
+                     scope: str, span: tuple[int, int] | None = None) -> None:
     """Read ``body`` (lines ``first_line``.. of ``source``, e.g. a Dockerfile ``RUN <<EOF``
-    heredoc) as a shell script run in ``scope``, adding what it sets to ``config``."""
+    heredoc) as a shell script run in ``scope``, adding what it sets to ``config``. ``span``:
+    the file lines the script's text sits in when they are not its lines one for one (a YAML
+    scalar folded or quoted over several lines)."""
     parser = _ShellParser(source, lines)
     parser.config = config
     parser.stack = [("file", scope, 0)]
+    parser.span = span
     parser._statements(*statements("\n".join(body), first_line))
+    config.unreached.extend(parser.reach.finish())
+
+
+def parse_argv_into(config: ConfigFile, source: SourceFile, lines: list[str], argv: list[Token], scope: str) -> None:
+    """Read ``argv`` (a container's ``command`` and ``args``, one word each, with their positions)
+    as the command it runs: ``mpirun -x NAME=V``, ``srun --export=``, ``torchrun`` and the rest,
+    as in a script, adding what it sets to ``config``."""
+    if not argv:
+        return
+    parser = _ShellParser(source, lines)
+    parser.config = config
+    parser.stack = [("file", scope, 0)]
+    parser.line = argv[0].line
+    parser.cursor = Cursor(lines, argv[0].line, argv[-1].line)
+    parser._command(list(argv))
     config.unreached.extend(parser.reach.finish())
