@@ -309,3 +309,77 @@ def test_ib_disabled_with_nccl_net_ib_fails_at_init_one_finding_per_setting(tmp_
     assert _at(found, "NET007", "ENV007", "ENV006") == [("NET007", "error", "job.yaml", 13),
                                                          ("NET007", "error", "job.yaml", 22)]
     assert all("NCCL fails at communicator init" in f[4] for f in found if f[0] == "NET007")
+
+
+# ---- hidden folders and GitHub Actions -------------------------------------------------------------
+
+_WORKFLOW = """name: gpu
+on: [push]
+env:
+  NCCL_DEBUG: WARN
+jobs:
+  test:
+    runs-on: [self-hosted, gpu]
+    container:
+      image: nvcr.io/nvidia/pytorch:24.05-py3
+      env:
+        NCCL_SOCKET_IFNAME: eth0
+    services:
+      cache:
+        image: redis
+        env:
+          NCCL_ALGO: Ring
+    env:
+      NCCL_DEBUG: INFO
+    steps:
+      - name: configure
+        run: |
+          echo "NCCL_NTHREADS=1" >> "$GITHUB_ENV"
+          echo NCCL_IB_TIMEOUT=${{ matrix.timeout }} >> $GITHUB_ENV
+      - name: train
+        env:
+          NCCL_DEBUG: ${{ inputs.debug }}
+        run: |
+          export NCCL_TREE_THRESHOLD=0
+          torchrun --nproc-per-node 8 train.py
+      - name: python step
+        shell: python
+        run: print(1)
+"""
+
+
+def test_github_actions_levels_and_github_env():
+    from topolint.inputs.source import SourceFile
+    from topolint.parsers.github_actions import parse_workflow
+
+    config = parse_workflow(SourceFile(".github/workflows/gpu.yml", _WORKFLOW))
+    assert [(s.name, s.value, s.loc.line, s.loc.column, s.scope, s.source) for s in config.settings] == [
+        ("NCCL_DEBUG", "WARN", 4, 3, "file", "gha-env"),
+        ("NCCL_DEBUG", "INFO", 18, 7, "file/job:test", "gha-env"),
+        ("NCCL_SOCKET_IFNAME", "eth0", 11, 9, "file/job:test", "gha-container-env"),
+        ("NCCL_ALGO", "Ring", 16, 11, "file/job:test/service:cache", "gha-service-env"),
+        ("NCCL_NTHREADS", "1", 22, 17, "file/job:test", "github-env"),
+        ("NCCL_IB_TIMEOUT", None, 23, 16, "file/job:test", "github-env"),  # ${{ }}: computed when it runs
+        ("NCCL_DEBUG", None, 26, 11, "file/job:test/step@24", "gha-env"),
+        ("NCCL_TREE_THRESHOLD", "0", 28, 18, "file/job:test/step@24", "export")]
+    assert [s.reason for s in config.skipped] == ["run script in shell 'python': not analysed"]
+
+
+def test_hidden_folders_are_read_or_listed(tmp_path):
+    files = {".github/workflows/gpu.yml": _WORKFLOW, ".venv/bin/activate.sh": "export NCCL_SOCKET_IFNAM=eth0\n",
+             ".git/hooks/pre-commit.sh": "export NCCL_SOCKET_IFNAM=eth0\n", "run.sh": "#!/bin/bash\nsrun x\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    result = run_cli("check", ".", "--isolated", "--format", "concise", "--verbose", cwd=tmp_path)
+    found = {line.split(": ", 2)[1].split()[0] + "@" + line.split(":")[0] for line in result.stdout.splitlines()
+             if ": " in line and line[0] != " " and not line.startswith("Found")}
+    assert found == {"ENV003@.github/workflows/gpu.yml", "ENV002@.github/workflows/gpu.yml",
+                     "ENV004@.github/workflows/gpu.yml", "ENV005@.github/workflows/gpu.yml"}, result.stdout
+    assert ".git/: skipped, a hidden folder" in result.stderr and ".venv/: skipped, a hidden folder" in result.stderr
+
+
+def test_a_composite_action_is_not_a_helm_template(tmp_path):
+    action = ("name: t\nruns:\n  using: composite\n  steps:\n    - shell: bash\n      env:\n"
+              "        NCCL_SOCKET_IFNAM: ${{ inputs.ifname }}\n      run: echo ${{ inputs.x }}\n")
+    assert _at(_check(tmp_path, {"ci/action.yml": action}), "ENV001") == [("ENV001", "warning", "ci/action.yml", 7)]

@@ -161,8 +161,11 @@ def written_value(config, node, skip: int = 0) -> dict:
     return {"value_at": config.loc(line, column), "value_written": text} if text else {}
 
 
+_HELM_ACTION = re.compile(r"(?<!\$)\{\{")  # GitHub Actions' ${{ }} is an expression, not a template
+
+
 def is_helm_template(text: str) -> bool:
-    return "{{" in text and "}}" in text
+    return "}}" in text and _HELM_ACTION.search(text) is not None
 
 
 def dig(node, *keys):

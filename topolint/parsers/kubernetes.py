@@ -45,6 +45,11 @@ def parse_yaml(source: SourceFile) -> ConfigFile:
         config.skipped.append(SkippedLine(1, "Helm template ({{ }}): lint the output of `helm template` instead"))
         return config
     documents = compose_documents(source)
+    if "jobs" in source.text or "runs" in source.text:
+        from topolint.parsers.github_actions import from_documents, is_workflow
+
+        if any(is_workflow(doc) for doc in documents):  # a GitHub Actions workflow or composite action
+            return from_documents(source, documents)
     config = ConfigFile(path=source.path, format="kubernetes")
     for doc in documents:
         if not is_map(doc):
