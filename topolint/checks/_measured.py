@@ -24,18 +24,10 @@ TYPE_BYTES = {"int8": 1, "uint8": 1, "char": 1, "half": 2, "float16": 2, "bfloat
               "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
 REDUCTIONS = {"sum", "prod", "max", "min", "avg", "mulsum"}
 
-# HGX/DGX boards whose GPUs all reach NVSwitches: (CUDA device name pattern, label, sm, NVLinks per
-# GPU). perf-reference.md 1.1: measured ring busbw = links x NCCL's per-link constant x 0.96-1.00
-# (A100 232/240, H100 368/371, B300 695/722). The constant is nvlink_bw(sm) (NCCL topo.h
-# SM80/SM90/SM100_NVLINK_BW). PCIe and NVL (bridged) variants are not here: no NVSwitch.
-NVSWITCH_BOARDS = [
-    (re.compile(r"\bA100[- ]SXM"), "A100 SXM4", 80, 12),
-    (re.compile(r"\bH100 80GB HBM3\b|\bH100[- ]SXM"), "H100 SXM5", 90, 18),
-    (re.compile(r"\bH200\b(?! NVL)"), "H200 SXM", 90, 18),
-    (re.compile(r"\bB200\b"), "B200", 100, 18),
-    (re.compile(r"\bB300\b"), "B300", 103, 18),
-    (re.compile(r"\bGB[23]00\b"), "GB200/GB300", 100, 18),
-]
+# HGX/DGX boards whose GPUs all reach NVSwitches: model/devices.py gpu_model_by_name (the SXM
+# parts with their NVLinks per GPU). perf-reference.md 1.1: measured ring busbw = links x NCCL's
+# per-link constant x 0.96-1.00 (A100 232/240, H100 368/371, B300 695/722). The constant is
+# nvlink_bw(sm) (NCCL topo.h SM80/SM90/SM100_NVLINK_BW). PCIe and NVL (bridged) variants: no NVSwitch.
 BOARD_GPUS = 8  # an HGX baseboard: with 8 ranks on a host the NVSwitch board is certain
 # Per-NIC busbw NCCL reaches, by line rate (perf-reference.md 1.3, maintainers in
 # NVIDIA/nccl-tests#119 and #290): 12 GB/s per 100G, 24 per 200G, 46-48 per 400G = rate/8 x 0.96.
@@ -225,13 +217,14 @@ def _estimated(context, measured: MeasuredFile, nodes: list, plateau: Plateau, s
 
 
 def _board(shape: Shape, log: NcclLog) -> tuple[str, int, int] | None:
-    if shape.gpu_model is None:
+    from topolint.model.devices import gpu_model_by_name
+
+    model = gpu_model_by_name(shape.gpu_model)
+    if model is None or not model.nvswitch_links:
         return None
-    for pattern, label, sm, links in NVSWITCH_BOARDS:
-        if pattern.search(shape.gpu_model):
-            switch_seen = any(t.node_type == "NVS" for t in log.topology)
-            if shape.ranks_per_host == BOARD_GPUS or switch_seen or label.startswith("GB"):
-                return label, sm, links
+    switch_seen = any(t.node_type == "NVS" for t in log.topology)
+    if shape.ranks_per_host == BOARD_GPUS or switch_seen or model.name.startswith("GB"):
+        return model.name, model.sm, model.nvswitch_links
     return None
 
 

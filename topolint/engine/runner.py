@@ -50,6 +50,15 @@ class CheckContext:
             self._systems[key] = System(topology, self.version)
         return self._systems[key]
 
+    def completion(self, topology):
+        """``topology`` completed from this node's facts, as NCCL completes a static file at run
+        time (model/completion.py; a dump comes back as it is). Rules about the file as written
+        read ``topology``; rules about the node read ``.topology`` of this and name its
+        ``assumptions`` in their evidence."""
+        from topolint.model.completion import complete
+
+        return complete(self.node, topology)
+
 
 @dataclass
 class RunResult:
