@@ -13,7 +13,12 @@ def overrides(options: Options):
     from topolint.model.completion import Overrides
 
     return Overrides(nvlinks=options.nvlinks, nic_gbps=options.nic_gbps, gpu_sm=options.gpu_sm,
-                     pcie_gen=options.pcie_gen)
+                     pcie_gen=options.pcie_gen, gpu_sm_source=options.gpu_sm_source)
+
+
+def has_topology(node) -> bool:
+    """The node has what an estimate reads: an NCCL XML with GPUs, or a topo -m matrix with rows."""
+    return any(t.gpus for t in node.topologies) or any(m.kind == "topo" and m.rows for m in node.matrices)
 
 
 def _topologies(node, options: Options, notes: list[str]) -> list[tuple]:

@@ -61,6 +61,7 @@ class Overrides:
     nic_gbps: float | None = None  # speed of every network device without one
     gpu_sm: int | None = None  # SM of GPUs without one
     pcie_gen: int | None = None  # PCIe generation of links without a link_speed
+    gpu_sm_source: str | None = None  # what gave gpu_sm when it is not an option (live: the output's GPU model)
 
 
 @dataclass(frozen=True)
@@ -249,7 +250,8 @@ class _Completer:
         sm, sm_fact = gpu.sm, None
         if sm is None and "sm" not in gpu.attrs:
             if self.options.gpu_sm:
-                sm, sm_fact = self.options.gpu_sm, _option(self.options.gpu_sm, f"--gpu-sm {self.options.gpu_sm}")
+                said = self.options.gpu_sm_source or f"--gpu-sm {self.options.gpu_sm}"
+                sm, sm_fact = self.options.gpu_sm, _option(self.options.gpu_sm, said)
             elif facts.model is not None:
                 sm, sm_fact = facts.model.value.sm, facts.model
             if sm_fact is not None:
@@ -314,7 +316,8 @@ class _Completer:
         if self.options.gpu_sm:
             other = {f.model.value.sm for f in facts.values() if f.model is not None} - {self.options.gpu_sm}
             if other:
-                self.done.unresolved.append(f"--gpu-sm {self.options.gpu_sm} given; the node's facts say SM"
+                said = self.options.gpu_sm_source or f"--gpu-sm {self.options.gpu_sm}"
+                self.done.unresolved.append(f"{said} given; the node's facts say SM"
                                             f"{'/'.join(map(str, sorted(other)))}")
         if self.options.nvlinks:
             seen = {sum(s.count for s in f.nvlinks.value) for f in facts.values() if f.nvlinks is not None}
