@@ -195,3 +195,67 @@ def test_what_no_fact_gives_stays_unstated_and_says_what_would(corpus):
     assert not done.assumptions and done.topology is done.stated
     text = "\n".join(done.unresolved)
     assert "8 devices" in text and "--gpu-sm" in text and "--nvlinks N" in text
+
+
+# ---- every vendor file of the corpus completes sensibly -----------------------------------------------
+def _facts(topology):
+    return ([(g.bus_id, g.dev, g.sm, g.loc.line, sorted((n.target or "", n.count or 0, n.tclass or "")
+                                                         for n in g.nvlinks)) for g in topology.gpus],
+            [(nic.bus_id, [(n.name, n.dev, n.speed_mbps, n.port, n.loc.line) for n in nic.nets]) for nic in topology.nics])
+
+
+def test_every_vendor_file_completes_by_flags_and_states_it(corpus):
+    """Each static NCCL topology file of the corpus with the flags: every value it states is kept,
+    every GPU gets an SM and NVLinks, every NIC a speed, each fill is an assumption naming its option,
+    the completed text reads back to the same facts, and the estimate says which options it used and
+    never that it took NCCL's 10 Gb/s default. Files with no GPU say what would give one."""
+    from topolint.estimate import EstimateError
+
+    flags = Options(nvlinks=18, gpu_sm=90, nic_gbps=100)
+    judged = 0
+    for path in sorted((corpus / "nccl-topo").glob("*.xml")):
+        collection = collect([str(path)])
+        topologies = [t for n in collection.nodes for t in n.topologies if t.kind == "static"]
+        if collection.problems or not topologies:
+            continue
+        [node] = collection.nodes
+        stated = topologies[0]
+        done = complete(node, stated, Overrides(nvlinks=18, gpu_sm=90, nic_gbps=100))
+        assert all(a.fact.join.startswith("an option") or a.field == "gpu" for a in done.assumptions), path.name
+        for gpu, before in zip(done.topology.gpus, stated.gpus):
+            assert gpu.sm == (before.sm or 90) and gpu.nvlinks, path.name
+            assert not before.nvlinks or gpu.nvlinks == before.nvlinks, path.name
+        speeds = [n.speed_mbps for nic in done.topology.nics for n in nic.nets]
+        stated_speeds = [n.speed_mbps for nic in stated.nics for n in nic.nets]
+        assert all(speeds) and all(s in speeds for s in stated_speeds if s), path.name
+        if done.changed:
+            again = parse_topology(SourceFile(stated.path, done.topology.text))
+            assert _facts(again) == _facts(done.topology), path.name
+        try:
+            est = estimate([node], nodes=2, size=1 << 30, options=flags)
+        except EstimateError as exc:
+            assert not stated.gpus and "lspci -nn" in str(exc), path.name
+            continue
+        text = "\n".join(est.assumptions)
+        assert "--nvlinks 18" in text or all(g.nvlinks for g in stated.gpus), path.name
+        assert "NCCL's 10 Gb/s default" not in text, path.name
+        judged += 1
+    assert judged >= 6
+
+
+def test_a_partial_file_of_bare_pci_devices_completes_from_lspci(tmp_path, corpus):
+    """The 2025 AWS p5 file lists GPUs and EFA NICs as <pci> elements with no class (NCCL reads
+    it from sysfs): lspci -nn at the same addresses gives the classes and the GPU model."""
+    import re
+
+    name = "nccl-topo/aws-p5-48xlarge-8xH100-32EFA-2numa-partial_2025_aws-ofi-nccl.xml"
+    buses = re.findall(r'<pci busid="([^"]+)" link_speed', (corpus / name).read_text())
+    lines = [f"{bus} 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)"
+             if i % 4 == 0 else f"{bus} Ethernet controller [0200]: Amazon.com, Inc. Elastic Fabric Adapter (EFA) "
+                                "[1d0f:efa1]" for i, bus in enumerate(buses)]
+    node = node_of(tmp_path, corpus, [name], {"lspci.txt": "\n".join(lines) + "\n"})
+    done = complete(node, node.topologies[0], Overrides(nvlinks=18, nic_gbps=100))
+    assert len(done.topology.gpus) == 8 and {g.sm for g in done.topology.gpus} == {90}
+    assert {a.field for a in done.assumptions} == {"class", "gpu", "sm", "nvlinks", "net"}
+    est = estimate([node], nodes=2, size=2 << 30, options=Options(nvlinks=18, nic_gbps=100))
+    assert abs(est.selected_estimate.busbw_GBps - 438.85) / 438.85 <= 0.10

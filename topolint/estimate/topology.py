@@ -17,14 +17,15 @@ def overrides(options: Options):
 
 
 def has_topology(node) -> bool:
-    """The node has what an estimate reads: an NCCL XML with GPUs, or a topo -m matrix with rows."""
-    return any(t.gpus for t in node.topologies) or any(m.kind == "topo" and m.rows for m in node.matrices)
+    """The node has what an estimate reads: an NCCL XML with GPUs (or PCI devices its completion
+    may find GPUs among), or a topo -m matrix with rows."""
+    return any(t.gpus or t.pci for t in node.topologies) or any(m.kind == "topo" and m.rows for m in node.matrices)
 
 
 def _topologies(node, options: Options, notes: list[str]) -> list[tuple]:
     """(topology, aliases) for the node's NCCL topologies; failing those, one built from its
     nvidia-smi topo -m matrix, whose made-up bus ids have aliases for entities."""
-    if any(t.gpus for t in node.topologies):
+    if any(t.gpus or t.pci for t in node.topologies):
         return [(t, {}) for t in node.topologies]
     from topolint.estimate.from_matrix import topology_from_matrix
 
@@ -49,12 +50,21 @@ def systems(models, version: NcclVersion, options: Options, notes: list[str]) ->
     from topolint.model.system import System
 
     nodes = models if isinstance(models, (list, tuple)) else [models]
-    found = []
+    found, without = [], []
     for node in nodes:
         for topology, aliases in _topologies(node, options, notes):
-            if topology.gpus:
-                found.append((node.name, System(completed(node, topology, options, notes), version), aliases))
+            said: list[str] = []
+            done = completed(node, topology, options, said)
+            if done.gpus:
+                notes.extend(said)
+                found.append((node.name, System(done, version), aliases))
                 break
+            if topology.pci:
+                without.append(topology.path)
     if not found:
-        raise EstimateError("no NCCL topology XML or nvidia-smi topo -m matrix with GPUs among the inputs")
+        why = "no NCCL topology XML or nvidia-smi topo -m matrix with GPUs among the inputs"
+        if without:
+            why += (f" ({', '.join(without)}: no GPU among its <pci> elements; a <pci> with no class is one NCCL reads "
+                    "from sysfs at run time: give the node's lspci -nn beside the file)")
+        raise EstimateError(why)
     return found
