@@ -4,6 +4,7 @@ time (src/graph/topo.cc, xml.cc at v2.30.7-1). Issue 21's "Why" cases come first
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -259,3 +260,44 @@ def test_a_partial_file_of_bare_pci_devices_completes_from_lspci(tmp_path, corpu
     assert {a.field for a in done.assumptions} == {"class", "gpu", "sm", "nvlinks", "net"}
     est = estimate([node], nodes=2, size=2 << 30, options=Options(nvlinks=18, nic_gbps=100))
     assert abs(est.selected_estimate.busbw_GBps - 438.85) / 438.85 <= 0.10
+
+
+def test_a_rule_about_the_node_reads_the_completed_node_and_names_the_fact(tmp_path, corpus):
+    """PCIE005 on a static file whose nets state no speed: silent alone (no rate to judge), a
+    finding beside the node's ibstat, whose evidence names the ibstat line that gave the rate."""
+    from tests.conftest import FIXTURES, run_cli
+
+    dump = (FIXTURES / "rules" / "PCIE005" / "bad.xml").read_text()
+    static = dump.replace(' host_hash="0x4e5f6a7b8c9d0e1f"', "").replace(' speed="400000"', "")
+    static = static.replace(' rank="0"', "").replace(' rank="1"', "")
+    alone = node_of(tmp_path, corpus, [], {"topo.xml": static}, folder="alone")
+    assert alone.topologies[0].kind == "static"
+    quiet = run_cli("check", tmp_path / "alone", "--select", "PCIE005", "--format", "json")
+    assert json.loads(quiet.stdout)["findings"] == []
+    ports = ibstat([("mlx5_0", "Active", 400, "InfiniBand"), ("mlx5_1", "Active", 400, "InfiniBand")])
+    node_of(tmp_path, corpus, [], {"topo.xml": static, "ibstat.txt": ports}, folder="with-ibstat")
+    found = json.loads(run_cli("check", tmp_path / "with-ibstat", "--select", "PCIE005", "--format",
+                               "json").stdout)["findings"]
+    [finding] = found
+    assert finding["code"] == "PCIE005" and "768" in finding["message"]
+    assert any("not in the file" in e and "ibstat.txt:" in e and "HCA name mlx5_0" in e for e in finding["evidence"])
+
+
+def test_rules_about_the_file_as_written_see_only_what_it_states(tmp_path, corpus):
+    """TOPO rules judge the file as written: the node's facts beside it change none of them, and
+    check --verbose lists what the completion filled."""
+    from tests.conftest import run_cli
+
+    node_of(tmp_path, corpus, [NDV5], folder="alone")
+    node_of(tmp_path, corpus, [NDV5, IBSTAT_NDR, HGX_MATRIX, HGX_LSPCI], folder="bundle")
+
+    def file_findings(folder):
+        result = run_cli("check", tmp_path / folder, "--format", "json", "--verbose")
+        found = json.loads(result.stdout)["findings"]
+        return sorted((f["code"], f["line"], f["message"]) for f in found
+                      if f["code"].startswith("TOPO") and f["path"].endswith(".xml")), result.stderr
+
+    alone, _ = file_findings("alone")
+    bundle, notes = file_findings("bundle")
+    assert alone == bundle
+    assert "completion: " in notes and "assumed from" in notes and "ibstat" in notes

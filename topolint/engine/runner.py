@@ -283,6 +283,9 @@ def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, 
         if context.notes:  # --verbose shows a selected rule's notes
             result.notes.extend(f"{rule.code} {note}" for note in context.notes)
             context.notes.clear()
+    for topology in node.topologies:  # --verbose: what the node's facts filled in its static files
+        if topology.kind == "static":
+            result.notes.extend(f"completion: {note}" for note in context.completion(topology).notes())
 
 
 class _UnreadableNodes:

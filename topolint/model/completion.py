@@ -259,7 +259,7 @@ class _Completer:
                 self.assume(entity, "sm", sm, sm_fact)
             else:
                 self.unsure(entity, "no SM stated and no node fact gives the GPU model (nvidia-smi, lspci -nn, "
-                                    "hwloc; or --gpu-sm)")
+                                    "hwloc; the estimate takes --gpu-sm)")
         links = None
         if not gpu.nvlinks:
             links = self._nvlinks(entity, facts)
@@ -270,6 +270,17 @@ class _Completer:
         if not pci_only:
             if "sm" in update:
                 attrs["sm"] = str(sm)
+            if gpu.attrs and "rank" not in gpu.attrs and facts.index is not None:
+                # ncclTopoGetSystem sets rank (and, if unset, gdr) on each rank's <gpu>.
+                attrs["rank"] = str(gpu.dev if gpu.dev is not None else facts.index)
+                update["rank"] = int(attrs["rank"])
+                if "gdr" not in gpu.attrs:
+                    attrs["gdr"], update["gdr"] = "1", True
+                self.assume(entity, "rank", f"{attrs['rank']}{', gdr=1' if 'gdr' in attrs else ''}",
+                            NodeFact(attrs["rank"], "one rank per GPU, numbered as the GPUs"
+                                     + ("; GPUDirect RDMA supported" if "gdr" in attrs else ""), None,
+                                     "NCCL's rank of a <gpu> (topo.cc ncclTopoGetSystem)"))
+            if attrs:
                 self.edits.attributes(gpu.loc, "gpu", attrs)
             if links:
                 self.edits.children(gpu.loc, "gpu", "".join(_nvlink_xml(s) for s in links))
@@ -307,8 +318,8 @@ class _Completer:
             self.assume(entity, "nvlinks", _links_text(links), fact)
             return links
         self.unsure(entity, "no nvlink stated; NCCL adds the GPU's NVLinks from the driver at run time, which no "
-                            "input shows (nvidia-smi topo -m, nvidia-smi nvlink -s with the GPU model, hwloc; or "
-                            "--nvlinks N)")
+                            "input shows (nvidia-smi topo -m, nvidia-smi nvlink -s with the GPU model, hwloc; the "
+                            "estimate takes --nvlinks N)")
         return None
 
     def _disagreements(self, facts: dict) -> None:
@@ -385,7 +396,7 @@ class _Completer:
 
     def _with_speed(self, nic: Nic, net: Net, fact: NodeFact) -> Net:
         mbps = int(round(float(fact.value) * 1000))
-        self.assume(nic_entity(self.name, net.name or f"NIC {nic.bus_id}", net.port), "speed", f"{mbps} Mb/s", fact)
+        self.assume(nic_entity(self.name, net.name or nic.bus_id or "nic", net.port), "speed", f"{mbps} Mb/s", fact)
         self.edits.attributes(net.loc, "net", {"speed": str(mbps)})
         return net.model_copy(update={"speed_mbps": mbps, "attrs": {**net.attrs, "speed": str(mbps)}})
 
@@ -425,7 +436,7 @@ class _Completer:
         mbps = int(round(float(fact.value) * 1000))
         attrs = {**({"name": name} if name else {}), "dev": str(dev), "speed": str(mbps), "port": str(port),
                  **({"gdr": "1"} if gdr else {})}
-        entity = nic_entity(self.name, name or f"NIC {nic.bus_id}", port)
+        entity = nic_entity(self.name, name or nic.bus_id or "nic", port)
         self.assume(entity, "net", f"{name or 'a network device'} port {port} at {mbps} Mb/s"
                                    f"{', GPUDirect RDMA' if gdr else ''}", fact)
         return build(Net, name=name, dev=dev, speed_mbps=mbps, port=port, gdr=gdr or None, guid=None, attrs=attrs,
