@@ -30,6 +30,7 @@ and live read ``Completion.topology`` and name ``Completion.assumptions`` as the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from topolint.model.facts import (
@@ -168,6 +169,7 @@ class _Completer:
     def _pci(self) -> tuple[list[PciDevice], list[Gpu], list[Nic]]:
         out, gpus, nics = [], [], []
         by_bus = self.stated.pci_by_bus()
+        parents = {p.parent_bus_id for p in self.stated.pci if p.parent_bus_id}
         for device in self.stated.pci:
             at = self.join.lspci_at.get(device.bus_id)
             lspci = at[1] if at else None
@@ -180,8 +182,7 @@ class _Completer:
                                                                    f"{lspci.class_code}", lspci.loc,
                                                              f"PCI address {device.bus_id} (lspci)"))
                 kind = pci_kind_from_class(value)
-                if device.kind in ("unknown", "other") and not any(p.parent_bus_id == device.bus_id
-                                                                   for p in self.stated.pci):
+                if device.kind in ("unknown", "other") and device.bus_id not in parents:
                     update["kind"] = kind
                     if kind == "gpu":
                         gpus.append(build(Gpu, bus_id=device.bus_id, dev=None, sm=None, rank=None, gdr=None,
@@ -502,10 +503,17 @@ class _Edits:
 
     def __init__(self, text: str):
         self.text = text
-        self.starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"] if text else []
+        self._starts: list[int] | None = None
         self.attrs: dict[int, tuple[str, dict]] = {}
         self.kids: dict[int, tuple[str, list[str]]] = {}
         self.failed = False
+
+    @property
+    def starts(self) -> list[int]:
+        """Where each line starts (found when the first edit is placed)."""
+        if self._starts is None:
+            self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        return self._starts
 
     def _offset(self, loc: Location, tag: str) -> int | None:
         if not self.text or loc is None or loc.line > len(self.starts):
@@ -515,8 +523,7 @@ class _Edits:
             offset = start + loc.column - 1
             return offset if self.text.startswith(f"<{tag}", offset) else None
         end = self.starts[loc.line] if loc.line < len(self.starts) else len(self.text)
-        found = [i for i in range(start, end) if self.text.startswith(f"<{tag}", i)
-                 and not self.text[i + 1 + len(tag):i + 2 + len(tag)].isalnum()]
+        found = [m.start() for m in re.compile(f"<{re.escape(tag)}(?![A-Za-z0-9_])").finditer(self.text, start, end)]
         return found[0] if len(found) == 1 else None
 
     def attributes(self, loc: Location, tag: str, attrs: dict[str, str]) -> None:

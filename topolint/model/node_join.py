@@ -173,8 +173,41 @@ class NodeJoin:
                         f"PCI address {device.bus_id} (hwloc)"))
         return found
 
+    @cached_property
+    def _ports_by_hca(self) -> dict[str, list[PortView]]:
+        found: dict[str, list[PortView]] = {}
+        for port in self.fabric.ports.values():
+            found.setdefault(port.hca, []).append(port)
+        return {hca: sorted(ports, key=lambda p: p.port) for hca, ports in found.items()}
+
     def ports_of(self, hca: str) -> list[PortView]:
-        return sorted((p for p in self.fabric.ports.values() if p.hca == hca), key=lambda p: p.port)
+        return list(self._ports_by_hca.get(hca, []))
+
+    @cached_property
+    def hcas(self) -> dict[str, NodeFact]:
+        """Every HCA the node's outputs name (value: the name) -> the first fact naming it: port
+        reports (ibstat, ibstatus, ibv_devinfo), ibdev2netdev, show_gids, hwloc (NET002's names)."""
+        found: dict[str, NodeFact] = {}
+        for port in self.fabric.ports.values():
+            report = port.reports[0]
+            found.setdefault(port.hca, NodeFact(port.hca, f"{report.tool or 'port report'}: {port.label}",
+                                                report.loc, "HCA name"))
+        for facts in self.hcas_at.values():
+            for fact in facts:
+                found.setdefault(fact.value, fact)
+        for gid in self.fabric.gids:
+            found.setdefault(gid.hca, NodeFact(gid.hca, f"GID table: {gid.hca} port {gid.port}", gid.loc, "HCA name"))
+        return found
+
+    @cached_property
+    def _hwloc_gpus(self) -> dict[str, object]:
+        """PCI address -> hwloc's GPU OS device that names a model."""
+        found = {}
+        for topology in getattr(self.node, "hwloc", []):
+            for device in topology.os_devices:
+                if device.bus_id and device.gpu_model:
+                    found.setdefault(device.bus_id, device)
+        return found
 
     # ---- GPUs -------------------------------------------------------------------------------------
     def gpus(self, topology: TopologyFile) -> dict[str, GpuFacts]:
@@ -206,13 +239,11 @@ class NodeJoin:
                 ids = pci_ids(at[1])
                 return NodeFact(model, f"lspci: {bus} is {model.name}{f' [{ids}]' if ids else ''}, SM{model.sm}",
                                 at[1].loc, f"PCI address {bus} (lspci)")
-        for topology in getattr(self.node, "hwloc", []):
-            for device in topology.os_devices:
-                if device.bus_id == bus and device.gpu_model:
-                    model = gpu_model_by_name(device.gpu_model)
-                    if model is not None:
-                        return NodeFact(model, f"hwloc: GPU {device.name} is {device.gpu_model}, SM{model.sm}",
-                                        device.loc, f"PCI address {bus} (hwloc)")
+        device = self._hwloc_gpus.get(bus)
+        model = gpu_model_by_name(device.gpu_model) if device is not None else None
+        if model is not None:
+            return NodeFact(model, f"hwloc: GPU {device.name} is {device.gpu_model}, SM{model.sm}", device.loc,
+                            f"PCI address {bus} (hwloc)")
         return None
 
     def _status_by_index(self, count: int) -> dict[int, object]:
