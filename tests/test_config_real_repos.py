@@ -383,3 +383,24 @@ def test_a_composite_action_is_not_a_helm_template(tmp_path):
     action = ("name: t\nruns:\n  using: composite\n  steps:\n    - shell: bash\n      env:\n"
               "        NCCL_SOCKET_IFNAM: ${{ inputs.ifname }}\n      run: echo ${{ inputs.x }}\n")
     assert _at(_check(tmp_path, {"ci/action.yml": action}), "ENV001") == [("ENV001", "warning", "ci/action.yml", 7)]
+
+
+# ---- NET002 from a node folder of ibstat, ibdev2netdev and ip addr ---------------------------------
+
+def _ibstat(n: int) -> str:
+    return "".join(f"CA 'mlx5_{i}'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n"
+                   f"\t\tPhysical state: LinkUp\n\t\tRate: 400\n\t\tLink layer: InfiniBand\n" for i in range(n))
+
+
+def test_net002_reads_hca_names_from_the_node_outputs_and_suggests_the_typo(tmp_path):
+    node = tmp_path / "node17"
+    node.mkdir()
+    (node / "ibstat.txt").write_text(_ibstat(8))
+    (node / "ibdev2netdev.txt").write_text("".join(f"mlx5_{i} port 1 ==> ib{i} (Up)\n" for i in range(8)))
+    (node / "ip-addr.txt").write_text((FIXTURES / "rules" / "NET006" / "topology" / "ip-addr.txt").read_text())
+    script = "#!/bin/bash\nexport NCCL_IB_HCA=mlx5_0,mlx5_9\nsrun a.out\nexport NCCL_IB_HCA==mxl5_6\nsrun b.out\n"
+    found = _check(tmp_path, {"jobs/train.sh": script}, "--topology", node)
+    net002 = [f for f in found if f[0] == "NET002"]
+    assert [f[:4] for f in net002] == [("NET002", "error", "jobs/train.sh", 2), ("NET002", "error", "jobs/train.sh", 4)]
+    assert "mlx5_9 matches no HCA (HCAs there: mlx5_0" in net002[0][4]  # no such device: no guess
+    assert "mxl5_6 matches no HCA (did you mean mlx5_6?)" in net002[1][4]
