@@ -404,3 +404,35 @@ def test_net002_reads_hca_names_from_the_node_outputs_and_suggests_the_typo(tmp_
     assert [f[:4] for f in net002] == [("NET002", "error", "jobs/train.sh", 2), ("NET002", "error", "jobs/train.sh", 4)]
     assert "mlx5_9 matches no HCA (HCAs there: mlx5_0" in net002[0][4]  # no such device: no guess
     assert "mxl5_6 matches no HCA (did you mean mlx5_6?)" in net002[1][4]
+
+
+# ---- settings in the other places real launchers put them -------------------------------------------
+
+def test_shell_commands_in_python_strings_are_read(tmp_path):
+    launcher = ('"""Docs: export NCCL_SOCKET_IFNAM=eth0 is how you would do it."""\n'
+                "import subprocess\n"
+                "cmd = ['pdsh', '-w', 'h1', 'export NCCL_DEBUG=info;', 'export NCCL_IB_TIMEOUT=40;']\n"
+                "env = ('export NCCL_SOCKET_IFNAME=^docker,lo; '\n"
+                "       'export NCCL_NTHREADS=1; ')\n"
+                "subprocess.run('NCCL_TREE_THRESHOLD=0 deepspeed train.py', shell=True)\n")
+    found = _check(tmp_path, {"launch.py": launcher})
+    assert sorted(f[:4] for f in found) == [("ENV002", "warning", "launch.py", 6), ("ENV003", "error", "launch.py", 3),
+                                            ("ENV003", "error", "launch.py", 5), ("ENV004", "info", "launch.py", 3)]
+
+
+def test_a_heredoc_fed_to_bash_c_cat_is_the_files_content(tmp_path):
+    script = "#!/bin/bash\nbash -c \"cat > /etc/nccl.conf\" <<'EOF'\nNCCL_IB_TIMEOUT=40\nEOF\n"
+    assert _at(_check(tmp_path, {"setup.sh": script}), "ENV003") == [("ENV003", "error", "setup.sh", 3)]
+
+
+def test_tmux_sessions_started_over_ssh_by_xargs_take_their_e_settings(tmp_path):
+    script = ("#!/bin/bash\nxargs -a hosts -I {} ssh {} tmux new-session -d -s train -c $(pwd) \\\n"
+              "    -e NCCL_TREE_THRESHOLD=0 \\\n    python train.py\n")
+    assert _at(_check(tmp_path, {"launch.sh": script}), "ENV002") == [("ENV002", "warning", "launch.sh", 3)]
+
+
+def test_a_conf_file_of_exports_is_read_as_shell(tmp_path):
+    exports = "# sourced by the job scripts\nexport NCCL_SOCKET_IFNAM=eth0\n"
+    found = _check(tmp_path, {"site-nccl.conf": exports, "nccl-site.conf": exports, "nccl.conf": "NCCL_DEBUG=WARN\n"})
+    assert sorted(_at(found, "ENV001")) == [("ENV001", "warning", "nccl-site.conf", 2),
+                                            ("ENV001", "warning", "site-nccl.conf", 2)]

@@ -112,7 +112,8 @@ class _Collector:
                 if not self.budget.charge(source):
                     self.over_budget(path, node)
                     return
-            fmt = config_names.by_name(path) or config_names.shebang(source.text) or sniff(source.text) or hint
+            fmt = config_names.refine(config_names.by_name(path), path, source.text) or \
+                config_names.shebang(source.text) or sniff(source.text) or hint
             if fmt is None:
                 if explicit:
                     self.problem("TL002", path, 1, 0, "matches no known input format "

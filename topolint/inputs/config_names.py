@@ -91,5 +91,36 @@ def dockerfile(text: str) -> str | None:
     return None
 
 
+_ASSIGN_LINE = re.compile(r"[ \t]*(export[ \t]+)?[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def export_file(text: str) -> str | None:
+    """A file of ``export NAME=value`` lines (a ``.conf`` or ``.txt`` a script sources), with an
+    NCCL variable among them: shell, whatever its name."""
+    exported = nccl = False
+    for line in text.splitlines()[:400]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _ASSIGN_LINE.match(line)
+        if not match:
+            return None
+        exported = exported or bool(match.group(1))
+        nccl = nccl or "NCCL_" in line[:match.end()]
+    return SHELL if exported and nccl else None
+
+
+# NCCL itself reads these names as nccl.conf (NCCL_CONF_FILE, ~/.nccl.conf, /etc/nccl.conf);
+# other nccl-*.conf names are a site's and may be shell files that scripts source.
+NCCL_READS_AS_CONF = {"nccl.conf", ".nccl.conf"}
+
+
+def refine(fmt: str | None, name: str, text: str) -> str | None:
+    """The format a name gave, corrected by the content where the name is only a convention."""
+    if fmt == NCCL_CONF and name.replace("\\", "/").rsplit("/", 1)[-1] not in NCCL_READS_AS_CONF and export_file(text):
+        return SHELL
+    return fmt
+
+
 # Content detectors appended to sniff.DETECTORS (after the machine-output detectors).
-CONFIG_DETECTORS = [shebang, slurm_script, kubernetes_yaml, dockerfile]
+CONFIG_DETECTORS = [shebang, slurm_script, kubernetes_yaml, dockerfile, export_file]

@@ -220,6 +220,8 @@ class _ShellParser:
             return
         reader = _reader(words)
         written = _tee(words) if reader == "tee" else (target[0] if target else None)
+        if reader is None and written is None:  # bash -c "cat > /etc/nccl.conf" <<EOF: the -c script writes it
+            reader, written = _shell_c_writer(words)
         for heredoc in heredocs:
             self.heredoc_readers[id(heredoc)] = (self.scope, reader, written)
 
@@ -403,6 +405,12 @@ class _ShellParser:
             self._source(args[0])
         elif name in ("docker", "podman") and args[:1] == ["run"]:
             self._docker_run(args[1:], self._step(scope))
+        elif name in _PASS_THROUGH:  # xargs CMD, ssh HOST CMD: the command they run
+            rest = _after_options(args, _PASS_THROUGH[name], host=name == "ssh")
+            if rest:
+                self._run(rest, scope)
+        elif name == "tmux" and args[:1] and args[0] in _TMUX_NEW:
+            self._tmux(args[1:], self._step(scope))
 
     # ---- settings -----------------------------------------------------------------------------
     def _assign(self, word: str, scope: str, how: str, line: int | None = None, column: int | None = None) -> None:
@@ -609,6 +617,19 @@ class _ShellParser:
             if i + 1 < len(args):
                 self._run(args[i + 1:], scope)
 
+    def _tmux(self, args: list[str], scope: str) -> None:
+        """``tmux new-session -e NAME=V ... CMD``: -e sets the new session's environment."""
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            option, value = args[i][:2], args[i][2:]
+            if option in _TMUX_ARG and not value and i + 1 < len(args):
+                value, i = args[i + 1], i + 1
+            if option == "-e" and ASSIGNMENT.match(value):
+                self._assign(value, scope, "tmux-env")
+            i += 1
+        if i < len(args):
+            self._run(args[i:], scope)
+
     def _docker_run(self, args: list[str], scope: str) -> None:
         self.config.scopes[scope] = "docker-run"
         i = 0
@@ -642,6 +663,23 @@ class _ShellParser:
 
 
 _SHELLS = {"bash", "sh", "dash", "ksh", "zsh"}
+# Programs that run a command given after their options (the options that take a value).
+_PASS_THROUGH = {"xargs": {"-a", "-I", "-n", "-P", "-d", "-E", "-L", "-s", "--arg-file", "--max-args", "--max-procs",
+                           "--delimiter"},
+                 "ssh": {"-p", "-o", "-i", "-l", "-F", "-J", "-b", "-c", "-D", "-E", "-e", "-L", "-m", "-O", "-Q",
+                         "-R", "-S", "-W", "-w", "-B"}}
+_TMUX_NEW = {"new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp",
+             "respawn-window", "respawnw"}
+_TMUX_ARG = {"-c", "-e", "-F", "-f", "-n", "-s", "-t", "-x", "-y", "-l"}
+
+
+def _after_options(args: list[str], takes_value: set[str], host: bool = False) -> list[str]:
+    """The words after a program's options (and, for ssh, its host)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        option = args[i].partition("=")[0]
+        i += 2 if option in takes_value and "=" not in args[i] and len(args[i]) == len(option) else 1
+    return args[i + 1:] if host else args[i:]
 _WRAPPERS = {"sudo", "exec", "command", "nohup", "time", "env", "srun", "mpirun", "builtin"}
 NCCL_CONF_NAMES = {"nccl.conf", ".nccl.conf"}
 MAX_HEREDOC_NESTING = 16  # shells fed by heredocs inside heredocs; deeper bodies are listed as skipped
@@ -658,6 +696,24 @@ def _reader(words: list[str]) -> str | None:
     return None
 
 
+def _shell_c_writer(words: list[str]) -> tuple[str | None, str | None]:
+    """(cat or tee, the file) when ``words`` are ``bash -c "cat > FILE"`` or ``sh -c 'tee FILE'``:
+    the heredoc fed to that shell becomes FILE's content."""
+    names = [os.path.basename(w) for w in words]
+    if "-c" not in words or not any(n in _SHELLS for n in names[:words.index("-c")]):
+        return None, None
+    at = words.index("-c") + 1
+    if at >= len(words):
+        return None, None
+    found, _ = statements(words[at])
+    tokens = found[0].tokens if len(found) == 1 else []
+    if tokens[:1] == ["cat"] and len(tokens) == 3 and tokens[1] in (">", ">>"):
+        return "cat", str(tokens[2])
+    if tokens[:1] == ["tee"]:
+        return "tee", _tee([str(t) for t in tokens])
+    return None, None
+
+
 def _tee(words: list[str]) -> str | None:
     """The file ``tee [-a] FILE`` writes."""
     start = next(i for i, w in enumerate(words) if os.path.basename(w) == "tee") + 1
@@ -667,7 +723,8 @@ def _tee(words: list[str]) -> str | None:
 # Programs that run the job (or a process NCCL may live in); wrappers before them are skipped.
 _LAUNCHERS = _MPI | {"srun", "sbatch", "salloc", "torchrun", "deepspeed", "accelerate", "horovodrun", "enroot",
                      "singularity", "apptainer", "nsys", "ncu", "numactl", "taskset", "timeout", "ray",
-                     "bash", "sh", "dash", "zsh", "ksh", "docker", "podman", "sudo", "env"}
+                     "bash", "sh", "dash", "zsh", "ksh", "docker", "podman", "sudo", "env", "ssh", "xargs",
+                     "tmux", "pdsh", "clush"}
 _PREFIX_WORDS = {"exec", "nohup", "time", "command", "builtin", "nice", "stdbuf"}
 _REFERENCE = re.compile(r"\$(?:\{!(?P<prefix>[A-Za-z_][A-Za-z0-9_]*)[*@]\}|\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*))")
 
