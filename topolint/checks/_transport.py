@@ -90,7 +90,10 @@ def _decide(context) -> list[Case]:
                 evidence = [f"{e} in the same scope" for e in multi_gpu_evidence(context, config, s.scope)]
                 found.append(Case(s, "p2p", "NVL003" if evidence else "ENV006", evidence))
         elif s.name == "NCCL_SHM_DISABLE" and param_read(value):
-            found.append(Case(s, "shm", "ENV006"))
+            # SHM carries what P2P cannot: it costs where GPUs have neither NVLink nor PCIe P2P.
+            evidence = [f"{topology_label(v)} has {v.gpu_count} GPUs with neither NVLink nor PCIe P2P between them"
+                        for v in views if v.gpu_count >= 2 and not v.nvlink and not v.pcie_p2p]
+            found.append(Case(s, "shm", "ENV006", evidence))
         elif s.name == "NCCL_NET_GDR_LEVEL" and level_name(value) == "LOC":
             found.append(Case(s, "gdr", "ENV006"))
         elif s.name == "NCCL_CUMEM_ENABLE" and value == "0":
