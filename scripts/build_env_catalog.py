@@ -71,6 +71,13 @@ REMOVED_IN = {"NCCL_NCCL_ALLOC_P2P_NET_LL_BUFFERS": "2.16.5", "NCCL_SHARED_BUFF_
 EXTRA_CHOICES = {"NCCL_DEBUG": ["NONE"]}
 DEPRECATED_VALUES = {"NCCL_LAUNCH_MODE": {"GROUP": "2.9"}}
 
+# MIN_CTAS and MAX_CTAS share theirs: MAXCHANNELS, 64 from 2.25 (32 before).
+_CTA_RANGES = [{"from": "2.25", "min": 1, "max": 64, "auto": "<=0",
+                "effect": "NCCL caps the CTA count at MAXCHANNELS (64); 0 or less leaves the default",
+                "source": "src/init.cc envConfigOverride and the MAXCHANNELS cap (v2.30.7-1)"},
+               {"min": 1, "max": 32, "auto": "<=0",
+                "effect": "NCCL caps the CTA count at MAXCHANNELS (32 before 2.25)",
+                "source": "src/init.cc (v2.24.3-1, MAXCHANNELS 32)"}]
 # Integer ranges NCCL (or the verbs field it fills) accepts, read at the release tags named; a
 # value outside is not used as written. Rows apply from ``from`` (the newest row first); ``auto``
 # values mean "unset" to NCCL. ``effect`` says what happens to a value outside the range.
@@ -107,18 +114,8 @@ VALUE_RANGES = {
     "NCCL_SOCKET_NTHREADS": [{"min": 0, "max": 16, "auto": "-2",
                               "effect": "NCCL warns and uses 16 (MAX_THREADS)",
                               "source": "src/transport/net_socket.cc ncclNetSocketGetNsockNthread (v2.30.7-1)"}],
-    "NCCL_MIN_CTAS": [{"from": "2.25", "min": 1, "max": 64, "auto": "<=0",
-                       "effect": "NCCL caps the CTA count at MAXCHANNELS (64); 0 or less leaves the default",
-                       "source": "src/init.cc envConfigOverride and the MAXCHANNELS cap (v2.30.7-1)"},
-                      {"min": 1, "max": 32, "auto": "<=0",
-                       "effect": "NCCL caps the CTA count at MAXCHANNELS (32 before 2.25)",
-                       "source": "src/init.cc (v2.24.3-1, MAXCHANNELS 32)"}],
-    "NCCL_MAX_CTAS": [{"from": "2.25", "min": 1, "max": 64, "auto": "<=0",
-                       "effect": "NCCL caps the CTA count at MAXCHANNELS (64); 0 or less leaves the default",
-                       "source": "src/init.cc envConfigOverride and the MAXCHANNELS cap (v2.30.7-1)"},
-                      {"min": 1, "max": 32, "auto": "<=0",
-                       "effect": "NCCL caps the CTA count at MAXCHANNELS (32 before 2.25)",
-                       "source": "src/init.cc (v2.24.3-1, MAXCHANNELS 32)"}],
+    "NCCL_MIN_CTAS": "CTAS",
+    "NCCL_MAX_CTAS": "CTAS",
 }
 
 # Variables other software reads under NCCL_ names (rule-catalog.md ENV001; nccl-formats.md §3.6).
@@ -251,7 +248,7 @@ def build(tsv: Path) -> dict:
             if name in DEPRECATED_VALUES:
                 entry["deprecated_values"] = DEPRECATED_VALUES[name]
             if name in VALUE_RANGES:
-                entry["ranges"] = VALUE_RANGES[name]
+                entry["ranges"] = _CTA_RANGES if VALUE_RANGES[name] == "CTAS" else VALUE_RANGES[name]
             variables[name] = entry
     _add_plugin_names(variables)
     for old, new in PYTORCH_RENAMED.items():

@@ -278,30 +278,14 @@ def test_compose_merge_keys_give_one_finding_per_setting(tmp_path):
 
 # ---- NET007 with NCCL_NET=IB; one finding per setting and cause -----------------------------------
 
-_PYTORCHJOB = """apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: t}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          containers:
-          - name: pytorch
-            env:
-            - {name: NCCL_IB_DISABLE, value: "1"}
-            - {name: NCCL_NET, value: IB}
-    Worker:
-      replicas: 3
-      template:
-        spec:
-          containers:
-          - name: pytorch
-            env:
-            - {name: NCCL_IB_DISABLE, value: "1"}
-            - {name: NCCL_NET, value: IB}
-"""
+def _replica(kind: str, replicas: int) -> str:
+    return (f"    {kind}:\n      replicas: {replicas}\n      template:\n        spec:\n          containers:\n"
+            "          - name: pytorch\n            env:\n            - {name: NCCL_IB_DISABLE, value: \"1\"}\n"
+            "            - {name: NCCL_NET, value: IB}\n")
+
+
+_PYTORCHJOB = ("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: t}\nspec:\n  pytorchReplicaSpecs:\n"
+               + _replica("Master", 1) + _replica("Worker", 3))
 
 
 def test_ib_disabled_with_nccl_net_ib_fails_at_init_one_finding_per_setting(tmp_path):
@@ -436,3 +420,10 @@ def test_a_conf_file_of_exports_is_read_as_shell(tmp_path):
     found = _check(tmp_path, {"site-nccl.conf": exports, "nccl-site.conf": exports, "nccl.conf": "NCCL_DEBUG=WARN\n"})
     assert sorted(_at(found, "ENV001")) == [("ENV001", "warning", "nccl-site.conf", 2),
                                             ("ENV001", "warning", "site-nccl.conf", 2)]
+
+
+def test_a_malformed_workflow_is_tl001_with_its_line(tmp_path):
+    workflow = "on: [push]\njobs:\n  a:\n    steps:\n      - run: |\n        echo hi\n    env: [\n"
+    found = _check(tmp_path, {".github/workflows/ci.yml": workflow, "run.sh": "#!/bin/bash\nexport NCCL_NTHREADS=1\n"})
+    assert _at(found, "TL001", "ENV003") == [("TL001", "error", ".github/workflows/ci.yml", 7),
+                                             ("ENV003", "error", "run.sh", 2)]  # the other inputs are still checked
