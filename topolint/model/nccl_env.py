@@ -211,8 +211,8 @@ def _out_of_range(number: int, value: str, entry: dict, version: NcclVersion | N
     row = value_range(entry, version)
     if row is None:
         return None
-    auto = row.get("auto", "")
-    if (auto == "<=0" and number <= 0) or (auto and auto != "<=0" and number == int(auto)):
+    auto = row.get("auto")  # "<=0", or the one value NCCL takes for "unset" (-1, -2)
+    if (auto == "<=0" and number <= 0) or number == auto:
         return None  # NCCL's "unset": the default applies, as documented
     step = row.get("multiple_of")
     if row["min"] <= number <= row["max"] and not (step and number % step):
