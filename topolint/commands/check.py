@@ -358,7 +358,7 @@ def run_check(options: CheckOptions) -> CheckResult:
         internal_errors=result.internal_errors,
     )
     messages += [error.line() for error in result.internal_errors]
-    notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen]
+    notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen or n.startswith("completion: ")]
     return CheckResult(findings=findings, report=report, fail_level=plan.fail_level, nccl_version=str(plan.version),
                        config_path=plan.loaded.path, notes=notes, messages=messages)
 
