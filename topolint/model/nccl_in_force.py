@@ -234,12 +234,12 @@ class JobIndex:
                 if scope_contains(innermost.scope, source.scope) and source.loc.line >= innermost.loc.line \
                         or source is innermost:
                     job.apply(source, {})
-            return [job], [f"runs in {innermost.written} ({innermost.where()})"]
+            return [job], [f"the step runs in {innermost.written} ({innermost.where()})"]
         bases = self.copied.get(posixpath.normpath(config.path), [])
         jobs, notes = [], []
         for dockerfile, stage, loc in bases:
             job = self.stages.get((dockerfile.path, stage), _Job()).copy()
-            notes.append(f"copied into {dockerfile.path} {stage} at {loc.path}:{loc.line}")
+            notes.append(f"the file is copied into {dockerfile.path} {stage} at {loc.path}:{loc.line}")  # by name
             for source in own:
                 job.apply(source, {})
             jobs.append(job)
@@ -280,8 +280,8 @@ def _settle(jobs: list[_Job], configured: Configured, notes: list[str]) -> Versi
     versions = sorted({v for a in answers for v in a[0]}, key=NcclVersion.parse)
     winners = tuple(dict.fromkeys(s for a in answers for s in a[1]))
     reason = "; ".join(dict.fromkeys(a[2] for a in answers if a[2]))
-    if len(answers) > 1:
-        reason = "; ".join(filter(None, [reason, "the file runs in " + " and in ".join(notes)]))
+    if notes:  # how the file's job was found: copied into an image, a docker run step
+        reason = "; ".join(filter(None, [" and ".join(notes), reason]))
     try:
         candidates = tuple(NcclVersion.parse(v) for v in versions)
     except VersionError:

@@ -35,6 +35,8 @@ _DNF_PACKAGE = re.compile(r"libnccl(?:-devel|-static)?(?:-(2\.\d+\.\d+\S*))?$")
 _CONDA_PACKAGE = re.compile(r"(?:[\w.-]+::)?nccl(?:(==?|>=|<=|>|<|~=|!=)(\S*))?$")
 _PIP_REQUIREMENT = re.compile(r"(?P<name>nvidia-nccl-cu1[123]|torch)\s*(?:(?P<op>===?|>=|<=|~=|!=|>|<)\s*(?P<ver>[^\s;,#]+))?"
                               r"\s*(?:[;,#].*)?$", re.I)
+_ML_SUBCOMMANDS = {"unload", "del", "rm", "list", "avail", "av", "purge", "spider", "save", "restore", "swap", "sw",
+                   "show", "help", "reset", "refresh", "use", "unuse"}
 _INDEX_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
 MAX_REQUIREMENT_DEPTH = 4
 
@@ -69,9 +71,11 @@ class PinReader:
                     self._add("spack", word, scope, version.group(1) if version else None)
         elif head in ("module", "ml"):
             args = words[1:]
-            if head == "module" or (args and args[0] in ("load", "add")):
-                if args and args[0] in ("load", "add", "try-load"):
-                    args = args[1:]
+            if args and args[0] in ("load", "add", "try-load"):
+                args = args[1:]
+            elif head == "module" or (args and (args[0] in _ML_SUBCOMMANDS or args[0].startswith("-"))):
+                args = []  # module list/unload/...; `ml -nccl` unloads
+            if args:
                 for word in args:
                     if word == "nccl" or word.startswith("nccl/"):
                         self._add("module", word, scope, word.split("/", 1)[1].split("-", 1)[0] if "/" in word else None)
@@ -230,7 +234,15 @@ def file_opener(real_folder: str | None, shown_folder: str, copies: dict[str, st
     from topolint.inputs.source import InputError, read_source
     from topolint.model.facts import Location, build
 
+    read: dict[str, object] = {}  # one read per file, however many commands name it
+
     def open_file(path: str, how: str):
+        if path not in read:
+            read[path] = _open(path, how)
+        found = read[path]
+        return found if found is None else (*found[:2], how, found[3])
+
+    def _open(path: str, how: str):
         if real_folder is None or "$" in path:
             return None
         relative = (copies or {}).get(os.path.basename(path)) if os.path.isabs(path) or (copies or {}).get(

@@ -418,11 +418,17 @@ class _ShellParser:
         """Package pins, wheels and modules that set the NCCL of what this script runs."""
         real = self.including[-1][1] if self.including else self.source.real_path
         notes: list[str] = []
-        opener = file_opener(os.path.dirname(real) if real else None, os.path.dirname(self.path), notes=notes)
+        openers = self.__dict__.setdefault("pin_openers", {})  # one per file read: each file is read once
+        key = (real, self.path)
+        if key not in openers:
+            openers[key] = (file_opener(os.path.dirname(real) if real else None, os.path.dirname(self.path),
+                                        notes=notes), notes)
+        opener, notes = openers[key]
+        seen = len(notes)
         PinReader(self.config.nccl_sources, lambda word: self._loc(getattr(word, "line", self.line),
                                                                     getattr(word, "column", 0)),
                   opener, notes).command(words, scope)
-        for note in notes:
+        for note in notes[seen:]:
             self._skip(self.line, note)
 
     def _image(self, reference: str, scope: str) -> None:
