@@ -243,3 +243,14 @@ def test_read_table_holds_what_nccl_reads_at_its_tags():
     assert not_read("NCCL_NVLS_ENABLE", NcclVersion(2, 16, 5)).state == "not-yet"
     assert not_read("NCCL_MNNVL", NcclVersion(2, 22, 3)).state == "no-longer"
     assert not_read("NCCL_DEBUG", NcclVersion(2, 1, 0)) is None  # before the oldest open-source tag
+
+
+def test_a_value_is_checked_with_the_parser_of_the_version_in_force(tmp_path, monkeypatch):
+    """NCCL_ALGO's per-collective form is read from 2.24; 2.23's parseList matches no algorithm."""
+    _write(tmp_path, "Dockerfile", 'FROM nvidia/cuda:12.2.2-devel-ubuntu22.04\nENV NCCL_ALGO="allreduce:tree;allgather:ring"\n')
+    monkeypatch.chdir(tmp_path)
+    old = topolint.check(["Dockerfile"], select=["ENV003"], isolated=True)
+    new = topolint.check(["Dockerfile"], select=["ENV003"], isolated=True, nccl_version="2.24.3")
+    assert [f.line for f in old.findings] == [2] and "per-collective form" in old.findings[0].message
+    assert any(e.startswith("NCCL version: NCCL 2.18.5 or 2.19.3 from Dockerfile:1 base image") for e in old.findings[0].evidence)
+    assert new.findings == []

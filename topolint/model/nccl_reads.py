@@ -80,3 +80,21 @@ def not_read(name: str, version: NcclVersion) -> NotRead | None:
         return None  # between a tag that did not read it and one that did: not settled
     state = "no-longer" if behind else "not-yet"
     return NotRead(name, version, state, ", ".join(r.span for r in ranges), ranges)
+
+
+# Value syntaxes that changed between releases, each held to NCCL's parser at the tags named.
+_PER_COLLECTIVE_FROM = NcclVersion(2, 24, 3)  # src/graph/tuning.cc parseList(str, prefixElems, ...) at v2.24.3-1
+_PER_COLLECTIVE_BEFORE = NcclVersion(2, 23, 4)  # src/graph/tuning.cc parseList(str, elems, ...) at v2.23.4-1
+
+
+def value_problem(name: str, value: str, versions: tuple[NcclVersion, ...]) -> str | None:
+    """Why every one of ``versions`` misreads ``value``, where the syntax NCCL reads changed between
+    releases; None when one of them reads it (or the value is not of such a variable)."""
+    if name in ("NCCL_ALGO", "NCCL_PROTO") and (":" in value or ";" in value) and versions \
+            and all(v <= _PER_COLLECTIVE_BEFORE for v in versions):
+        what = "algorithm" if name == "NCCL_ALGO" else "protocol"
+        return (f"{value!r} uses the per-collective form 'func:list;func:list' that NCCL reads from "
+                f"{_PER_COLLECTIVE_FROM}: up to {_PER_COLLECTIVE_BEFORE} NCCL splits the value at commas only and "
+                f"compares each piece with the {what} names (src/graph/tuning.cc parseList at v2.23.4-1), so a piece "
+                f"with ':' matches none and enables nothing")
+    return None
