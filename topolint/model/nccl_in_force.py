@@ -35,6 +35,7 @@ from topolint.model.config import ConfigFile, EnvSetting, on_one_path, scope_con
 from topolint.model.nccl_sources import (ENVIRONMENT, LIBRARY_PATH, NO_FRAMEWORK, SYSTEM, SYSTEM_LINKED,
                                          UNKNOWN_IMAGE, NcclSource)
 from topolint.model.nccl_version import NcclVersion, VersionError
+from topolint.model.numbers import decimal
 
 OPTION, CONFIG, EVIDENCE, DEFAULT = "option", "config", "evidence", "default"
 
@@ -264,7 +265,7 @@ def _run_line(scope: str) -> int | None:
         return None
     tail = scope.split("#run@", 1)[1]
     digits = tail.split("#", 1)[0].split("/", 1)[0]
-    return int(digits) if digits.isdigit() else None
+    return decimal(digits) if digits.isascii() and digits.isdigit() else None
 
 
 def _settle(jobs: list[_Job], configured: Configured, notes: list[str]) -> VersionInForce:
