@@ -368,7 +368,7 @@ GROWERS: tuple[Grower, ...] = (
     Grower("deepspeed-env", _named(_joined(setting_line), "deepspeed_env_lines"), 200),
     Grower("config-yaml", _pod, 150),
     Grower("python", _launcher, 150),
-    Grower("github-actions", _workflow, 100),
+    Grower("github-actions", _workflow, 40),
 )
 
 
