@@ -88,7 +88,10 @@ class Reach:
                 else:
                     waiting.launch = waiting.launch or (at, f"{command} {drops}".strip())
                     kept.append(waiting)
-            self.live[waiting_scope] = kept
+            if kept:
+                self.live[waiting_scope] = kept
+            else:
+                del self.live[waiting_scope]  # scopes with nothing waiting are not looked at again
 
     def finish(self) -> list[Unreached]:
         out = []
