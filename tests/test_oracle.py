@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -30,18 +31,35 @@ ANSWERS = load_answers()
 TAGS = sorted(ANSWERS["tags"], key=lambda t: NcclVersion.parse(t))
 FULL = os.environ.get("TOPOLINT_ORACLE_FULL") == "1"
 
-# Differences the test names instead of failing on. "crash" is kept on purpose; "duplicate_gpu"
-# is a known gap of the port (docs/nccl-fidelity.md), bounded per tag.
+# Differences the test names instead of failing on. "duplicate_gpu" is a known gap of the port
+# (docs/nccl-fidelity.md), bounded per tag; "read_past" lists the refusals whose text is kept
+# different, file by file. A crash of NCCL's code (stage "crash" in the answers: a file without
+# <system> before 2.30.7, findLocalCpu recursing forever before 2.26, ncclTopoSort recursing
+# over stale link slots) must be a crash of the port too, never a refusal.
 NAMED = {
-    "crash": "NCCL's code crashed on this file (a file without <system>, findLocalCpu recursing "
-             "forever before 2.26, ncclTopoSort recursing forever over the stale link slots "
-             "ncclTopoFlattenBcmSwitches leaves); topolint reports the file as refused instead",
     "duplicate_gpu": "two GPUs with one bus id (TOPO005 reports the file as an error). Before 2.30.7 both GPU "
                      "nodes get that id, so paths.cc getPath gives them one path slot and NCCL's paths between "
                      "them are what calloc or the previous search left there (2.18 to 2.21 differ from the "
                      "port on one fixture); the port reproduces 2.30.7's own ids (ncclTopoAddGpuSub)",
+    "read_past": "ncclTopoSort (src/graph/topo.cc) looks for the link up the tree past the node's last link "
+                 "slot, into the memory after its link array: what it finds there depends on the build's "
+                 "struct layout, and the answers show both outcomes for one file (gen-8-52 and gen-8-942 crash "
+                 "on some tags and fail \"Failed to find reverse path\" on others). The port reports the read "
+                 "as a crash (undefined behaviour) instead of guessing NCCL's text",
 }
 KNOWN_GAP_LIMIT = {"duplicate_gpu": 1}  # topologies per tag: a growing gap fails
+# The refusals kept different ("read_past"), as (file, NCCL's text): a new one fails.
+KEPT_DIFFERENT = {
+    ("gen-8-417.xml", "Failed to find reverse path from remNode 1/20000 nlinks 1 to node 3/0"),
+    ("gen-8-52.xml", "Failed to find reverse path from remNode 1/20000 nlinks 2 to node 3/0"),
+    ("gen-8-942.xml", "Failed to find reverse path from remNode 1/2e000 nlinks 3 to node 3/1"),
+    ("gen-8-942.xml", "Failed to find reverse path from remNode 1/17000 nlinks 1 to node 3/0"),
+}
+# Answers whose refusal has no WARN text: ncclTopoFlattenBcmSwitches (src/graph/topo.cc) returns
+# ncclTopoIdToIndex's ncclInternalError for a sub-switch linked twice (a <pcilink> to it too), and
+# ncclTopoIdToIndex (src/graph/topo.h) warns about nothing. They compare as the empty text (the
+# port gives "" and says why in TopologyRejected.detail); a new one fails.
+EMPTY_MESSAGE = {"gen-8-236.xml", "gen-8-499.xml", "gen-8-795.xml", "gen-8-950.xml"}
 
 
 def _signature(version: NcclVersion) -> tuple:
@@ -52,6 +70,30 @@ def _signature(version: NcclVersion) -> tuple:
 
 def _in_sample(entry: dict) -> bool:
     return FULL or entry["kind"] != "generated" or entry["index"] % 20 == 0
+
+
+def _message_shape(answer: dict) -> tuple:
+    return answer["stage"], re.sub(r"\b[0-9a-f]+\b", "N", answer["message"])
+
+
+def _refusal_sample() -> set[str]:
+    """Generated topologies outside the sample whose refusals are compared too: the first that
+    gives each shape of NCCL's message (numbers and ids aside) and those named above."""
+    chosen, shapes = set(), set()
+    named = {name for name, _ in KEPT_DIFFERENT} | EMPTY_MESSAGE
+    entries = sorted(((e["index"], d) for d, e in ANSWERS["topologies"].items() if e["kind"] == "generated"))
+    for index, digest in entries:
+        if _in_sample(ANSWERS["topologies"][digest]):
+            continue
+        answers = [ANSWERS["distinct"][a] for envs in ANSWERS["answers"][digest].values() for a in envs.values()]
+        new = {_message_shape(a) for a in answers if not a["accepted"]} - shapes
+        if new or f"gen-8-{index}.xml" in named:
+            chosen.add(digest)
+            shapes |= new
+    return chosen
+
+
+REFUSAL_SAMPLE = _refusal_sample()
 
 
 def _text(digest: str, entry: dict, corpus_dir: Path | None) -> str | None:
@@ -110,10 +152,11 @@ def test_generator_is_stable():
 def test_model_agrees_with_nccl(tag, corpus_dir):
     version = version_of(tag)
     distinct = ANSWERS["distinct"]
-    compared, named, problems = 0, {name: set() for name in NAMED}, []
+    compared, refusals, named, problems = 0, 0, {name: set() for name in NAMED}, []
     for digest, by_tag in ANSWERS["answers"].items():
         entry = ANSWERS["topologies"][digest]
-        if tag not in by_tag or not _in_sample(entry):
+        whole = _in_sample(entry)
+        if tag not in by_tag or not (whole or digest in REFUSAL_SAMPLE):
             continue
         text = _text(digest, entry, corpus_dir)
         if text is None:
@@ -121,19 +164,92 @@ def test_model_agrees_with_nccl(tag, corpus_dir):
         path = entry.get("path") or f"gen-{entry['seed']}-{entry['index']}.xml"
         for env_key, answer_id in by_tag[tag].items():
             expected = distinct[answer_id]
+            if not whole and expected["accepted"]:
+                continue  # outside the sample only NCCL's refusals and crashes are compared
             got = _model(digest, path, text, version, env_key)
             compared += 1
+            refusals += not expected["accepted"]
             diffs = differences(expected, got)
-            if expected.get("stage") == "crash":
-                if got["accepted"] is False:
-                    named["crash"].add(digest)
-                    continue
-                diffs = ["NCCL's code crashed, topolint accepts"]
-            elif diffs and got.get("_duplicate_gpu"):
+            if not expected["accepted"] and expected["stage"] != "crash" and not expected["message"]:
+                assert Path(path).name in EMPTY_MESSAGE, f"{path} [{env_key}]: NCCL {tag} refuses it without a WARN"
+            if diffs and got.get("_duplicate_gpu"):
                 named["duplicate_gpu"].add(digest)
                 continue
+            if diffs and got["stage"] == "crash" and (Path(path).name, expected["message"]) in KEPT_DIFFERENT:
+                named["read_past"].add(digest)
+                continue
             problems.extend(f"{path} [{env_key}] {diff}" for diff in diffs)
-    assert compared > 0
+    assert compared > 0 and refusals > 0
     assert not problems, f"{len(problems)} disagreements with NCCL {tag}:\n" + "\n".join(problems[:20])
     for name, limit in KNOWN_GAP_LIMIT.items():
         assert len(named[name]) <= limit, f"{name} ({NAMED[name]}): {len(named[name])} topologies on {tag}"
+
+
+# ---- TOPO001 says what NCCL says --------------------------------------------------------------
+# The rows that decide what NCCL's reader (src/graph/xml.cc) and the attribute checks of
+# ncclTopoGetSystemFromXml answer: tags that agree on them give TOPO001 the same file's findings.
+_READER_ROWS = ("xml_value_checks", "pcilinks", "c2c_links", "gpu_link_missing_warn", "system_node_checked",
+                "gpu_dev_node")
+
+
+def _reported_by_topo001(answer: dict) -> bool:
+    """The refusals TOPO001 reports (checks/_nccl_load.py NcclLoad.reported): the reader's, and
+    a missing attribute NCCL never fills in from the machine."""
+    from topolint.checks._nccl_load import _NEVER_FILLED
+
+    return answer["stage"] == "xml" or (answer["stage"] == "system" and
+                                         any(m in answer["message"] for m in _NEVER_FILLED))
+
+
+# Refusals of files lxml cannot read either (not well-formed XML): topolint reports them as TL001
+# with the XML error and its line, and no rule, TOPO001 included, runs on them.
+TL001_INSTEAD = {("../shared/corpus/nccl-topo/h200-8gpu-8x400G-baremetal-FRAGMENT-truncated_nccl-tests-issue-256.xml",
+                  "XML Parse : unterminated nic")}
+
+
+def test_topo001_quotes_nccls_own_text(corpus_dir):
+    """For every refusal TOPO001 reports, on every tag, the finding where NCCL stops quotes NCCL's
+    WARN text as the answers hold it (tab, CR and LF written \\t, \\r, \\n)."""
+    from topolint.checks import nccl_rejects_file
+    from topolint.checks._nccl_load import load_of
+    from topolint.engine.rule import load_rules
+    from topolint.engine.runner import to_finding
+    from topolint.inputs.source import InputError, SourceFile, decode_input
+    from topolint.parsers.nccl_topo_xml import parse_topology
+
+    rule = next(r for r in load_rules() if r.code == "TOPO001")
+    compared, tags, problems, unreadable = 0, set(), [], set()
+    for digest, by_tag in ANSWERS["answers"].items():
+        entry = ANSWERS["topologies"][digest]
+        wanted = {tag: ANSWERS["distinct"][envs["default"]] for tag, envs in by_tag.items()
+                  if not ANSWERS["distinct"][envs["default"]]["accepted"]}
+        wanted = {tag: answer for tag, answer in wanted.items() if _reported_by_topo001(answer)}
+        if not wanted:
+            continue
+        text = _text(digest, entry, corpus_dir)
+        if text is None:
+            continue
+        path = entry.get("path") or f"gen-{entry['seed']}-{entry['index']}.xml"
+        data = text.encode("utf-8", errors="surrogateescape")
+        try:
+            topology = parse_topology(SourceFile(path, decode_input(path, data), bom=data.startswith(b"\xef\xbb\xbf")))
+        except InputError:  # malformed for every XML reader: TL001 reports the file instead
+            unreadable |= {(path, answer["message"]) for answer in wanted.values()}
+            continue
+        messages: dict[tuple, list[str]] = {}
+        for tag, answer in wanted.items():
+            version = version_of(tag)
+            key = tuple(repr(version.behaviour(name)) for name in _READER_ROWS) + (version.max_xml_nodes,
+                                                                                   version.max_xml_children)
+            if key not in messages:
+                hits = nccl_rejects_file.topology_hits("n/system", topology, None, load_of(topology, version), version)
+                messages[key] = [to_finding(rule, "n", hit).message.replace(str(version), "<version>")
+                                 for hit in hits]
+            quote = f'"{nccl_rejects_file.shown(answer["message"])}"'
+            compared += 1
+            tags.add(tag)
+            if not any(quote in message for message in messages[key]):
+                problems.append(f"{path} [{tag}]: NCCL says {answer['message']!r}, TOPO001 {messages[key]}")
+    assert compared > 100 and tags == set(TAGS)
+    assert unreadable <= TL001_INSTEAD, unreadable
+    assert not problems, f"{len(problems)} TOPO001 texts differ from NCCL's:\n" + "\n".join(problems[:20])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 from types import SimpleNamespace
@@ -40,7 +41,9 @@ def model_answer(text: str, path: str, version: NcclVersion, env: dict[str, str]
     try:
         system = NcclSystem(topology, version, env)
     except TopologyRejected as error:
-        return {"accepted": False, "stage": "system", "message": str(error)}
+        # The answers mark a crash of NCCL's code as stage "crash"; the port says it by a flag.
+        return {"accepted": False, "stage": "crash" if error.crash else error.stage, "message": error.message,
+                "undefined": error.undefined, "detail": error.detail}
     gpus, nets = system.nodes[GPU], system.nodes[NET]
     has_pxn = version.behaviour("pxn_rule") is not None
     name = system.type_name
@@ -72,12 +75,38 @@ def _dev(system: NcclSystem, n: int | None) -> int:
     return system.nodes[NET][n].attrs["dev"]
 
 
+# What in a WARN text depends on the run rather than on the file and the tag: the local host's
+# hash (src/graph/topo.cc "localHostHash = 0x%lx not found") and the path the file was read from
+# ("Could not open XML topology file %s : %s"). Every other number and id is compared as printed.
+_RUN_SPECIFIC = (
+    (re.compile(r"localHostHash = 0x[0-9a-f]+"), "localHostHash = 0x<hash>"),
+    (re.compile(r"(Could not open XML (?:topology|graph) file ).*?( : )"), r"\1<path>\2"),
+)
+
+
+def normalise(message: str) -> str:
+    """A WARN text with its run-specific parts replaced (``_RUN_SPECIFIC``), nothing else."""
+    for pattern, replacement in _RUN_SPECIFIC:
+        message = pattern.sub(replacement, message)
+    return message
+
+
 def differences(expected: dict, got: dict) -> list[str]:
-    """Where the model disagrees with NCCL; empty when they agree on everything compared."""
+    """Where the model disagrees with NCCL; empty when they agree on everything compared. A
+    refusal is compared by its stage (a crash of NCCL's code is its own stage, never a refusal)
+    and its WARN text; an answer without a WARN text compares as the empty text."""
     if expected["accepted"] != got["accepted"]:
-        return [f"accepted: NCCL {expected['accepted']} ({expected.get('message', '')}), "
-                f"topolint {got['accepted']} ({got.get('message', '')})"]
+        return [f"accepted: NCCL {expected['accepted']} ({expected.get('message', '')!r}), "
+                f"topolint {got['accepted']} ({got.get('message', '')!r})"]
     if not expected["accepted"]:
+        if (expected["stage"] == "crash") != (got["stage"] == "crash"):
+            return [f"crash: NCCL {expected['stage']} ({expected['message']!r}), "
+                    f"topolint {got['stage']} ({got['detail']!r})"]
+        if expected["stage"] == "crash":
+            return []
+        if expected["stage"] != got["stage"] or normalise(expected["message"]) != normalise(got["message"]):
+            return [f"refusal: NCCL {expected['stage']} {expected['message']!r}, "
+                    f"topolint {got['stage']} {got['message']!r}"]
         return []
     out = []
     for key in ("gpus", "nets"):
