@@ -136,3 +136,56 @@ def test_a_file_without_system_crashes_nccl_before_2_30_7():
     path = "fixtures/samples/nccl-graph.xml"
     assert answer(path, "v2.30.3-1")["stage"] == "crash" and port(path, "v2.30.3-1")["stage"] == "crash"
     assert port(path, "v2.30.7-1")["message"] == answer(path, "v2.30.7-1")["message"]
+
+
+# ---- 2. PXN by version for nvidia-smi topo -m -------------------------------------------------
+# src/graph/paths.cc ncclTopoComputePaths: 2.12-2.17 take an NVLink peer at PXB from the NIC
+# (v2.12.10: the first whose own NET it is; v2.12.12, v2.14.3: any, preferably that one); 2.18
+# takes only the NIC's local GPU (ncclTopoGetLocalGpu). On a DGX-1V GPU 7's only such peer is GPU 3,
+# and mlx5_0's local GPU is GPU 2 (2.19+) or GPU 0 (2.18.5: ncclTopoGetLocalGpu looks at every GPU).
+DGX1V = "fixtures/samples/dgx1v-like-cube-mesh-1nic.xml"
+PXN_TAGS = {"v2.11.4-1": None, "v2.12.10-1": "GPU3", "v2.12.12-1": "GPU3", "v2.14.3-1": "GPU3", "v2.17.1-1": "GPU3",
+            "v2.18.1-1": None, "v2.18.5-1": None, "v2.19.4-1": None, "v2.27.7-1": None, "v2.30.7-1": None}
+
+
+def _dgx1v_matrix(version: NcclVersion):
+    from types import SimpleNamespace
+
+    from compare import matrix_of
+
+    from topolint.checks._matrix import MatrixContext
+    from topolint.inputs.source import SourceFile
+    from topolint.model.nccl_graph import NcclSystem
+    from topolint.parsers.nvidia_smi_topo import parse_matrix
+
+    system = NcclSystem(SimpleNamespace(path=DGX1V, text=(ROOT / DGX1V).read_text(), bom=False), version)
+    matrix = parse_matrix(SourceFile("topo-m.txt", matrix_of(system)))
+    return system, MatrixContext(SimpleNamespace(name="n", topologies=[], matrices=[matrix]), matrix)
+
+
+def test_matrix_of_a_dgx1v_follows_each_pxn_row_as_the_file_does():
+    """The matrix the file shows gives the PXN relays NCCL's port gives the file, at every row."""
+    for tag, gpu7 in PXN_TAGS.items():
+        version = NcclVersion.parse(tag)
+        system, context = _dgx1v_matrix(version)
+        for g in range(8):
+            pxn = system.type_name(system.nodes["GPU"][g].paths["NET"][0].type) == "PXN"
+            relay = system.intermediate(g, 0) if pxn else None
+            want = (None, None) if relay is None else (f"GPU{relay}", "mlx5_0")
+            assert context.pxn_proxy(f"GPU{g}", version)[:2] == want, (tag, g)
+        assert context.pxn_proxy("GPU7", version)[0] == gpu7, tag
+
+
+def _numa001(path: str, version: str) -> dict:
+    result = run_cli("check", path, "--format", "json", "--isolated", "--no-cache", "--select", "NUMA001",
+                     "--nccl-version", version)
+    return {f["message"].split(" (")[0]: f for f in json.loads(result.stdout)["findings"]}
+
+
+def test_dgx1v_matrix_gives_gpu7_pxn_via_gpu3_on_2_14(corpus):
+    path = str(corpus / "nvidia-smi-topo" / "dgx1v-style-8xv100-nv1-nv2-cube-mesh-single-edr-nic_oneflow-benchmark.txt")
+    old = _numa001(path, "2.14.3")
+    assert old["GPU 7"]["severity"] == "warning" and "through GPU 3" in old["GPU 7"]["message"]
+    new = _numa001(path, "2.18.5")
+    assert new["GPU 7"]["severity"] == "error" and new["GPU 6"]["severity"] == "error"  # relay GPU 0: PHB
+    assert _numa001(path, "2.30.7")["GPU 6"]["severity"] == "warning"  # relay GPU 2 (2.19+)

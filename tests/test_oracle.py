@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "oracle"))
 
-from compare import differences, env_of, load_answers, model_answer, version_of  # noqa: E402
+from compare import differences, env_of, load_answers, matrix_of, model_answer, version_of  # noqa: E402
 from generate import generate  # noqa: E402
 
 from topolint.model.nccl_version import BEHAVIOURS, NcclVersion  # noqa: E402
@@ -114,13 +114,20 @@ def _text(digest: str, entry: dict, corpus_dir: Path | None) -> str | None:
 
 
 _MODEL: dict[tuple, dict] = {}
+_MATRIX: dict[tuple, str | None] = {}  # the matrix a default-environment load shows (compare.matrix_of)
 
 
 def _model(digest: str, path: str, text: str, version: NcclVersion, env_key: str) -> dict:
     key = (digest, _signature(version), env_key)
     if key not in _MODEL:
         bom = text.startswith("\ufeff")
-        _MODEL[key] = model_answer(text[1:] if bom else text, path, version, env_of(env_key), bom=bom)
+
+        def keep_matrix(system):
+            if env_key == "default" and _matrix_candidate(text):
+                _MATRIX[key[:2]] = matrix_of(system)
+
+        _MODEL[key] = model_answer(text[1:] if bom else text, path, version, env_of(env_key), bom=bom,
+                                   then=keep_matrix)
     return _MODEL[key]
 
 
@@ -253,3 +260,67 @@ def test_topo001_quotes_nccls_own_text(corpus_dir):
     assert compared > 100 and tags == set(TAGS)
     assert unreadable <= TL001_INSTEAD, unreadable
     assert not problems, f"{len(problems)} TOPO001 texts differ from NCCL's:\n" + "\n".join(problems[:20])
+
+
+# ---- nvidia-smi topo -m follows the same PXN rows --------------------------------------------
+# Tags on each side of every row the PXN answer of a matrix depends on (model/nccl_version.py
+# pxn_rule, local_net_rule, local_gpu_among_best, pxn_relay_needs_gdr); every tag with FULL.
+MATRIX_TAGS = ("v2.11.4-1", "v2.12.10-1", "v2.12.12-1", "v2.14.3-1", "v2.17.1-1", "v2.18.1-1", "v2.18.5-1",
+               "v2.19.4-1", "v2.27.3-1", "v2.27.5-1", "v2.27.6-1", "v2.30.3-1", "v2.30.7-1")
+# Generated topologies whose PXN answer changes across 2.18.1 / 2.18.5 / 2.19 and that a matrix
+# can state (outside the every-fifth sample); the answers hold none across 2.13.4 / 2.14.3 or
+# 2.17.1 / 2.18.1 (tests/test_nccl_edges.py holds a DGX-1V matrix at those rows to the port).
+MATRIX_ROW_CASES = {212, 486}
+
+
+def _matrix_candidate(text: str) -> bool:
+    """A file whose matrix can say all NCCL's PXN choice reads: GPUDirect on everywhere (a matrix
+    shows no gdr flags) and no C2C (a matrix shows P2C paths as SYS or NODE)."""
+    return 'gdr="0"' not in text and "<c2c" not in text
+
+
+def test_matrix_pxn_agrees_with_nccl(corpus_dir):
+    """A matrix (checks/_matrix.py MatrixContext.pxn_proxy) gives the PXN relay NCCL's own code
+    gave for the file the matrix shows, at every tag around each PXN row: the first NIC a GPU
+    reaches by PXN, and through which GPU, or none."""
+    from types import SimpleNamespace
+
+    from topolint.checks._matrix import MatrixContext
+    from topolint.inputs.source import SourceFile
+    from topolint.parsers.nvidia_smi_topo import parse_matrix
+
+    tags = TAGS if FULL else MATRIX_TAGS
+    compared, relays, problems = 0, {}, []
+    for digest, by_tag in ANSWERS["answers"].items():
+        entry = ANSWERS["topologies"][digest]
+        if not (_in_sample(entry) or entry["index"] in MATRIX_ROW_CASES):
+            continue
+        text = _text(digest, entry, corpus_dir)
+        if text is None or not _matrix_candidate(text):
+            continue
+        path = entry.get("path") or f"gen-{entry['seed']}-{entry['index']}.xml"
+        for tag in tags:
+            expected = ANSWERS["distinct"][by_tag[tag]["default"]] if tag in by_tag else None
+            if expected is None or not expected["accepted"]:
+                continue
+            version = version_of(tag)
+            _model(digest, path, text, version, "default")  # the port's load, shared with the test above
+            matrix_text = _MATRIX.get((digest, _signature(version)))
+            if matrix_text is None:
+                continue
+            matrix = parse_matrix(SourceFile("topo-m.txt", matrix_text))
+            context = MatrixContext(SimpleNamespace(name="n", topologies=[], matrices=[matrix]), matrix)
+            for g in range(len(expected["relay"])):
+                nccl = next(((relay, n) for n, relay in enumerate(expected["relay"][g]) if relay not in (g, -2)),
+                            (None, None))
+                want = (None, None) if nccl[0] is None else (f"GPU{nccl[0]}", f"mlx5_{nccl[1]}")
+                got = context.pxn_proxy(f"GPU{g}", version)[:2]
+                compared += 1
+                relays.setdefault((path, g), {})[tag] = want
+                if got != want:
+                    problems.append(f"{path} GPU{g} [{tag}]: NCCL {want}, matrix {got}")
+    for before, after in (("v2.11.4-1", "v2.12.10-1"), ("v2.12.10-1", "v2.12.12-1"), ("v2.18.1-1", "v2.18.5-1"),
+                          ("v2.18.5-1", "v2.19.4-1")):  # rows whose answers the matrices held here tell apart
+        assert any(by.get(before) not in (None, by.get(after)) and after in by for by in relays.values()), before
+    assert compared > 300
+    assert not problems, f"{len(problems)} PXN answers differ:\n" + "\n".join(problems[:20])

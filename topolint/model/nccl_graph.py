@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from topolint.model.facts import TopologyFile
 from topolint.model.nccl_memory import MemoryFault, NodeMemory, flatten_bcm_switches
-from topolint.model.nccl_version import NcclVersion
+from topolint.model.nccl_version import ALIASES, NcclVersion
 from topolint.model.numbers import c_int, float32, strtol, strtoull
 from topolint.model.nccl_xml import NcclXmlError, read_nccl_xml
 
@@ -141,6 +141,68 @@ class NcclSystem:
         except TopologyRejected as error:
             error.misreads = error.misreads or tuple(self.misreads)  # misread, then refused later
             raise
+
+    @classmethod
+    def from_path_types(cls, version: NcclVersion, gpu_numa: list, net_numa: list, gpu_gpu: dict,
+                        gpu_net: dict) -> "NcclSystem":
+        """The system NCCL would compute for paths known only by type, as a ``topo -m`` matrix
+        gives them: GPUs and NETs in their matrix order (dev = rank = index), ``gpu_gpu[a, b]``
+        ("NVL", NVLink count) for direct NVLink peers, ``gpu_net[g, n]`` a path name (None:
+        unknown, DIS to NCCL), a CPU per NUMA node of ``gpu_numa``/``net_numa``. Every link of a
+        kind has one bandwidth, GPUDirect is assumed on, and what ncclTopoSetPaths would leave is
+        taken as given: only the end of ncclTopoComputePaths runs (``_route_nets``: PXN by the
+        version's pxn_rule and local_net_rule rows, the GDR reroute), so a matrix meets the same
+        rows as a file. P2P reroutes only paths between GPUs that NVLink does not join, and the
+        P2C merge needs a C2C path, which a matrix does not show: neither changes a PXN answer."""
+        self = cls.__new__(cls)
+        self.topology, self.version, self.env = None, version, {}
+        self.order = version.path_order
+        self.rank_of_type = {name: i for i, name in enumerate(self.order)}
+        self.nodes = {t: [] for t in (GPU, PCI, NVS, CPU, NIC, NET)}
+        self._local_memo, self._local_gpu_memo, self.flattened, self.misreads = {}, {}, 0, []
+        numas = list(dict.fromkeys(list(gpu_numa) + list(net_numa)))
+        for numa in numas:
+            self.create(CPU, numa, arch=None, vendor=None, model=None, numa=numa)
+        for g in range(len(gpu_numa)):
+            self.create(GPU, g, dev=g, rank=g, sm=0, gdr=1, mlopart=False, bus=str(g))
+        for n in range(len(net_numa)):
+            self.create(NET, n, dev=n, gdr=1, bw=_MATRIX_BW)
+        t = self.t
+
+        def path(type_name: str | None, count: int, bw: float = _MATRIX_BW, hops: tuple = ()) -> PathInfo:
+            if type_name is None:
+                return PathInfo(t("DIS"), 0.0, 0)
+            return PathInfo(t(ALIASES.get(type_name, type_name)), bw, count, hops)
+
+        def to_cpus(numa) -> list[PathInfo]:
+            return [path("PHB", 2) if c == numa else path("SYS", 3) for c in numas]
+
+        gpus, nets, cpus = self.nodes[GPU], self.nodes[NET], self.nodes[CPU]
+        for g, gpu in enumerate(gpus):
+            row = []
+            for p, peer in enumerate(gpus):
+                link = gpu_gpu.get((g, p))
+                if p == g:
+                    row.append(PathInfo(t("LOC"), LOC_BW, 0))
+                elif link is not None:
+                    row.append(path("NVL", 1, float(link[1]), (Link(LINK_NVL, peer, float(link[1])),)))
+                else:
+                    row.append(path("SYS", 3))  # not NVLink: P2P or not, never a relay
+            gpu.paths = {GPU: row, NET: [path(gpu_net.get((g, n)), 3) for n in range(len(nets))],
+                         CPU: to_cpus(gpu_numa[g])}
+        for n, net in enumerate(nets):
+            net.paths = {GPU: [path(gpu_net.get((g, n)), 3) for g in range(len(gpus))], CPU: to_cpus(net_numa[n])}
+        for cpu in cpus:
+            cpu.paths = {GPU: [path("PHB" if gpu_numa[g] == cpu.id else "SYS", 2) for g in range(len(gpus))],
+                         NET: [path("PHB" if net_numa[n] == cpu.id else "SYS", 2) for n in range(len(nets))]}
+        self._route_nets()
+        return self
+
+    def relay(self, g: int, n: int) -> int | None:
+        """The GPU index NCCL proxies GPU ``g``'s traffic to NET ``n`` through (PXN), or None."""
+        if self.nodes[GPU][g].paths[NET][n].type != self.t("PXN"):
+            return None
+        return self.intermediate(g, n)
 
     def release(self) -> None:
         """Break the graph's cycles (node -> link -> node, paths -> links) so that reference
@@ -803,7 +865,7 @@ class NcclSystem:
                 if node.attrs.get("dev_gpu") is None:
                     self._set_paths(node)
         self._copy_dev_sibling_paths()
-        gpus, nets = self.nodes[GPU], self.nodes[NET]
+        gpus = self.nodes[GPU]
         # What ncclTopoSetPaths gives each GPU, before P2P, PXN and GDR reroute paths through a
         # CPU or a relay: the hardware's paths, which topolint's rules judge (System.raw_paths).
         self.set_paths = [{kind: [(p.type, p.bw, p.count) for p in gpu.paths.get(kind, ())]
@@ -813,6 +875,12 @@ class NcclSystem:
                 if not self.p2p(p, g):
                     cpu = self.local_cpu(g)
                     self._inter_step(CPU, cpu, GPU, p, GPU, g)
+        self._route_nets()
+
+    def _route_nets(self) -> None:
+        """The end of ncclTopoComputePaths: the P2C merge, then per NET and GPU the PXN rule of
+        the version and the reroute through the CPU when GDR fails."""
+        gpus, nets = self.nodes[GPU], self.nodes[NET]
         self._merge_p2c()
         pxn_disabled = self.param("PXN_DISABLE", 0) == 1 or self.version.behaviour("pxn_rule") is None
         for n, net in enumerate(nets):
@@ -926,6 +994,7 @@ class NcclSystem:
         return self.order[index]
 
 
+_MATRIX_BW = 12.0  # one bandwidth for every PCIe path of a matrix (it shows none)
 _TYPE_NUMBERS = {GPU: 0, PCI: 1, NVS: 2, CPU: 3, NIC: 4, NET: 5}  # src/graph/topo.h
 _LOCAL_ID_MASK = 0x00FFFFFFFFFFFFFF  # NCCL_TOPO_ID_LOCAL_ID_MASK
 
