@@ -189,3 +189,57 @@ def test_dgx1v_matrix_gives_gpu7_pxn_via_gpu3_on_2_14(corpus):
     new = _numa001(path, "2.18.5")
     assert new["GPU 7"]["severity"] == "error" and new["GPU 6"]["severity"] == "error"  # relay GPU 0: PHB
     assert _numa001(path, "2.30.7")["GPU 6"]["severity"] == "warning"  # relay GPU 2 (2.19+)
+
+
+# ---- 3. Findings on files NCCL refuses --------------------------------------------------------
+# What NCCL's reader refuses (src/graph/xml.cc xmlGetNode/xmlGetToken: a start tag split over
+# lines, spaces around '=', a BOM, text between elements) and an <nvlink> without tclass (topo.cc
+# ncclTopoAddNvLinks): the path and link rules say they describe the file as written; PCIE005,
+# which judges the traffic NCCL's channels would put on an uplink, says nothing.
+AS_WRITTEN = "NCCL will not load this file; as written, "
+ODDITIES = {
+    "split": lambda t: t.replace('" class=', '"\n      class=', 1),
+    "space_eq": lambda t: t.replace(' class="', ' class = "', 1),
+    "text": lambda t: t.replace("<cpu ", "stray text\n<cpu ", 1),
+    "bom": lambda t: "\ufeff" + t,
+}
+
+
+def _refused(tmp_path, fixture: str, oddity: str, code: str) -> tuple[list[dict], list[dict]]:
+    text = (ROOT / "fixtures" / "rules" / fixture).read_text(encoding="utf-8")
+    before = findings(tmp_path, text, "--select", code, name="before.xml")
+    after = findings(tmp_path, ODDITIES[oddity](text), "--select", f"{code},TOPO001", name="after.xml")
+    assert [f["code"] for f in after].count("TOPO001") == 1, after
+    return before, [f for f in after if f["code"] == code]
+
+
+def test_path_rules_describe_a_refused_file_as_written(tmp_path):
+    cases = [("NUMA001/bad.xml", "bom", "NUMA001"), ("NUMA002/bad.xml", "split", "NUMA002"),
+             ("NUMA001/bad_pxn.xml", "space_eq", "NUMA001"),
+             ("NVL001/bad_dump_no_nvswitch_link.xml", "space_eq", "NVL001"),
+             ("NVL002/bad_dump_nvswitch_sum.xml", "text", "NVL002"),
+             ("TOPO003/bad_gen2_switch.xml", "split", "TOPO003"), ("PCIE004/bad.xml", "bom", "PCIE004")]
+    for fixture, oddity, code in cases:
+        before, after = _refused(tmp_path, fixture, oddity, code)
+        assert before and not any(f["message"].startswith(AS_WRITTEN) for f in before), fixture
+        assert len(after) == len(before), fixture
+        for old, new in zip(before, after):
+            assert new["message"] == AS_WRITTEN + old["message"], fixture
+            assert new["severity"] == old["severity"]
+
+
+def test_a_missing_tclass_makes_nvl001_speak_of_the_file_as_written(tmp_path):
+    text = (ROOT / "fixtures/rules/NVL001/bad_dump_no_nvswitch_link.xml").read_text()
+    refused = text.replace(' tclass="0x068000"', "", 1)
+    assert refused != text
+    found = findings(tmp_path, refused, "--select", "NVL001,TOPO001")
+    assert any(f["code"] == "TOPO001" and "Attribute tclass of node nvlink not found" in f["message"] for f in found)
+    assert [f["message"].startswith(AS_WRITTEN) for f in found if f["code"] == "NVL001"] == [True]
+
+
+def test_pcie005_is_silent_on_a_refused_file_and_says_why(tmp_path):
+    before, after = _refused(tmp_path, "PCIE005/bad.xml", "split", "PCIE005")
+    assert before and after == []
+    path = tmp_path / "after.xml"
+    result = run_cli("check", str(path), "--isolated", "--no-cache", "--select", "PCIE005", "--verbose")
+    assert "PCIE005 says nothing about a file NCCL will not load as written (TOPO001)" in result.stdout + result.stderr

@@ -7,6 +7,7 @@ NVL001, ...) ask ``as_written`` whether to say that they describe a file NCCL wi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import wraps
 
 from topolint.checks._memo import per_node
 
@@ -62,3 +63,47 @@ def as_written(context, topology) -> str | None:
     if load.misreads:
         return "NCCL misreads this file; as written, "
     return None
+
+
+def describes_the_file_as_written(check):
+    """For a rule about a file's paths and links that keeps speaking when NCCL refuses or misreads
+    the file: each hit located in such a file gets ``as_written`` (the words its message starts
+    with, e.g. "NCCL will not load this file; as written, "), every other hit an empty one."""
+
+    @wraps(check)
+    def checked(context, params):
+        topologies = {t.path: t for t in context.node.topologies} if context.node is not None else {}
+        prefixes: dict[str, str] = {}
+        for hit in check(context, params):
+            path = hit.location.path
+            if path not in prefixes:
+                topology = topologies.get(path)
+                prefixes[path] = (as_written(context, topology) or "") if topology is not None else ""
+            hit.fields.setdefault("as_written", prefixes[path])
+            yield hit
+
+    return checked
+
+
+def silent_on_files_nccl_refuses(code: str):
+    """For a rule about what NCCL does with a loaded file (which NIC a channel uses, how much
+    traffic a switch uplink carries): no hit in a file NCCL refuses or misreads, a note instead."""
+
+    def decorate(check):
+        @wraps(check)
+        def checked(context, params):
+            topologies = {t.path: t for t in context.node.topologies} if context.node is not None else {}
+            silent: set[str] = set()
+            for hit in check(context, params):
+                topology = topologies.get(hit.location.path)
+                if topology is not None and as_written(context, topology) is not None:
+                    if topology.path not in silent:
+                        silent.add(topology.path)
+                        context.notes.append(f"{topology.path}: {code} says nothing about a file NCCL will not load "
+                                             f"as written (TOPO001)")
+                    continue
+                yield hit
+
+        return checked
+
+    return decorate
