@@ -243,3 +243,31 @@ def test_pcie005_is_silent_on_a_refused_file_and_says_why(tmp_path):
     path = tmp_path / "after.xml"
     result = run_cli("check", str(path), "--isolated", "--no-cache", "--select", "PCIE005", "--verbose")
     assert "PCIE005 says nothing about a file NCCL will not load as written (TOPO001)" in result.stdout + result.stderr
+
+
+# ---- 4. lspci's own "(downgraded)" without the LnkCap line ------------------------------------
+# pciutils ls-caps.c cap_express_link/link_compare: lspci marks a LnkSta value "(downgraded)" when
+# it is below the device's own LnkCap (3.6-3.7: "(ok)" or "(downgraded)" after both values of
+# every device; 3.8+: " (downgraded)" only, not for root ports, downstream ports, PCIe bridges).
+def _pcie001(tmp_path, text: str) -> list[dict]:
+    return findings(tmp_path, text, "--select", "PCIE001", name="lspci.txt")
+
+
+def test_lnksta_marked_downgraded_without_lnkcap_is_info_naming_speed_and_width(tmp_path):
+    both = _pcie001(tmp_path, "\t\tLnkSta:\tSpeed 5GT/s (downgraded), Width x1 (downgraded)\n"
+                              "\t\t\tTrErr- Train- SlotClk+ DLActive+ BWMgmt- ABWMgmt-\n")
+    assert [(f["severity"], f["line"]) for f in both] == [("info", 1)]
+    assert "lspci marks both the speed 5GT/s and the width x1 downgraded" in both[0]["message"]
+    assert both[0]["message"].endswith("its LnkCap line and the other end of the link are not in the input")
+    assert any("ls-caps.c link_compare" in e for e in both[0]["evidence"])
+
+
+def test_one_marked_value_is_named_alone(tmp_path):
+    header = "17:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n" \
+             "\tCapabilities: [60] Express (v2) Endpoint, MSI 00\n"
+    speed = _pcie001(tmp_path, header + "\t\tLnkSta:\tSpeed 16GT/s (downgraded), Width x16 (ok)\n")
+    assert "marks the speed 16GT/s downgraded" in speed[0]["message"] and "width" not in speed[0]["message"]
+    assert speed[0]["message"].endswith("GPUs lower the link speed when idle") and speed[0]["severity"] == "info"
+    width = _pcie001(tmp_path, header + "\t\tLnkSta:\tSpeed 32GT/s, Width x8 (downgraded)\n")
+    assert "marks the width x8 downgraded" in width[0]["message"] and "idle" not in width[0]["message"]
+    assert not _pcie001(tmp_path, header + "\t\tLnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)\n")
