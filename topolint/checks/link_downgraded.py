@@ -110,7 +110,7 @@ def _annotated_hit(node: str, device, tree: PciTree) -> Hit | None:
     as " (downgraded)" and not for root ports, downstream ports and PCIe bridges): evidence that
     this end trained below what it supports, while what the other end supports stays unknown."""
     sta = device.lnk_sta
-    marked = _marked(sta)
+    marked, narrow = _marked(sta), sta.width_flag == "downgraded"
     kind = tree.kind(device)
     if marked is None or kind in ("management", "hypervisor"):
         return None
@@ -121,7 +121,7 @@ def _annotated_hit(node: str, device, tree: PciTree) -> Hit | None:
         return None  # the other end supports no more: the link runs at what it allows (not this rule)
     fields = {"device": device_label(device, kind), "speed": sta.speed_text, "width": sta.width,
               "marked": marked, "path": tree.lspci.path, "address": device.address or f"line {sta.loc.line}",
-              "idle": "; GPUs lower the link speed when idle" if kind == "gpu" and sta.width_flag != "downgraded" else "",
+              "idle": "; GPUs lower the link speed when idle" if kind == "gpu" and not narrow else "",
               "unknown": "its LnkCap line and the other end of the link are not in the input" if other_cap is None
               else f"its LnkCap line is not in the input (the other end, {other.address}, supports "
                    f"{other_cap.speed_text} x{other_cap.width})"}
