@@ -6,7 +6,11 @@ paths.cc built host-only per release tag, outside this repository (docs/nccl-fid
 how). Generated topologies are rebuilt from their seed and index (tests/oracle/generate.py) and
 must hash as they did; fixtures are read from the repository, corpus files through the
 ``corpus`` fixture. By default every tag and env set runs on a fixed stratified sample (every
-twentieth generated topology, every fixture and corpus file); TOPOLINT_ORACLE_FULL=1 runs all of them.
+twentieth generated topology, every fixture and corpus file) and on NCCL's refusals of the first
+generated topology that gives each shape of message; TOPOLINT_ORACLE_FULL=1 runs all of them.
+Refusals are compared by stage and WARN text (docs/nccl-fidelity.md "NCCL's refusal text"),
+TOPO001's quote of that text on every tag, and the PXN relays of the matrices the answer
+topologies show (``nvidia-smi topo -m``, checks/_matrix.py).
 """
 
 from __future__ import annotations
