@@ -271,3 +271,21 @@ def test_one_marked_value_is_named_alone(tmp_path):
     width = _pcie001(tmp_path, header + "\t\tLnkSta:\tSpeed 32GT/s, Width x8 (downgraded)\n")
     assert "marks the width x8 downgraded" in width[0]["message"] and "idle" not in width[0]["message"]
     assert not _pcie001(tmp_path, header + "\t\tLnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)\n")
+
+
+def test_a_matrix_nccl_2_18_1_would_fail_on_gives_no_pxn_answer():
+    """topo.cc ncclTopoGetLocalGpu (2.18.1-2.18.3) fails when two GPUs at a NIC's best type have
+    different masks of best NICs; the matrix path then rules no PXN route out (no traceback)."""
+    from types import SimpleNamespace
+
+    from topolint.checks._matrix import MatrixContext
+    from topolint.inputs.source import SourceFile
+    from topolint.parsers.nvidia_smi_topo import parse_matrix
+
+    text = ("\tGPU0\tGPU1\tmlx5_0\tmlx5_1\tCPU Affinity\tNUMA Affinity\n"
+            "GPU0\tX\tNV2\tPIX\tPIX\t0-1\t0\nGPU1\tNV2\tX\tPXB\tPIX\t0-1\t0\n"
+            "mlx5_0\tPIX\tPXB\tX\tPIX\nmlx5_1\tPIX\tPIX\tPIX\tX\n")
+    matrix = parse_matrix(SourceFile("topo-m.txt", text))
+    context = MatrixContext(SimpleNamespace(name="n", topologies=[], matrices=[matrix]), matrix)
+    assert context.pxn_proxy("GPU1", NcclVersion.parse("2.18.1")) == (None, None, False)
+    assert context.pxn_proxy("GPU1", NcclVersion.parse("2.18.5"))[2] is True

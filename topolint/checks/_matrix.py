@@ -127,19 +127,23 @@ class MatrixContext:
         """The end of NCCL's path computation on this matrix (NcclSystem.from_path_types): PXN
         and the GDR reroute by the version's rows, as for a topology file (model/nccl_version.py
         pxn_rule, local_net_rule, pxn_relay_needs_gdr), with equal bandwidths for every link of
-        a kind (the matrix shows none) and NVLink bandwidth by NV#."""
+        a kind (the matrix shows none) and NVLink bandwidth by NV#. None where NCCL fails the
+        computation (src/graph/topo.cc ncclTopoGetLocalGpu on 2.18.1-2.18.3, "different netMasks")."""
         return self._remembered(("nccl", version), lambda: self._nccl(version))
 
     def _nccl(self, version):
-        from topolint.model.nccl_graph import NcclSystem
+        from topolint.model.nccl_graph import NcclSystem, TopologyRejected
 
         view = self.view
         gpus, nics = list(view.gpus), list(view.nics)
         gpu_gpu = {(a, b): ("NVL", nv_count(view.rel(ga, gb))) for a, ga in enumerate(gpus)
                    for b, gb in enumerate(gpus) if a != b and path_name(view.rel(ga, gb)) == "NVL"}
         gpu_net = {(g, n): self.path(gpu, nic) for g, gpu in enumerate(gpus) for n, nic in enumerate(nics)}
-        return NcclSystem.from_path_types(version, [self._cpu_of(g) for g in gpus], [self._cpu_of(n) for n in nics],
-                                          gpu_gpu, gpu_net)
+        try:
+            return NcclSystem.from_path_types(version, [self._cpu_of(g) for g in gpus],
+                                              [self._cpu_of(n) for n in nics], gpu_gpu, gpu_net)
+        except TopologyRejected:  # 2.18.1-2.18.3: two best GPUs of a NIC with different NIC masks
+            return None
 
     def _cpu_of(self, label: str):
         """The CPU of a row: its NUMA node, else the group PCIe relations join it to."""
@@ -155,6 +159,8 @@ class MatrixContext:
             return None, None, True
         known = all(self.view.rel(g, n) is not None for g in self.view.gpus for n in self.view.nics)
         nccl, g = self.nccl(version), list(self.view.gpus).index(gpu)
+        if nccl is None:  # NCCL fails ncclTopoGetLocalGpu on these paths: no PXN answer
+            return None, None, False
         for n, nic in enumerate(self.view.nics):
             relay = nccl.relay(g, n)
             if relay is not None:
