@@ -315,8 +315,11 @@ def run_check(options: CheckOptions) -> CheckResult:
     plan = plan_check(options)
     config, rules, chosen = plan.loaded.config, plan.rules, plan.chosen
     baseline = _load_baseline(options)
+    origin, named = ("option", "--nccl-version") if options.nccl_version else \
+        ("config", f"nccl-version in {plan.loaded.path.name if plan.loaded.path else 'the configuration'}") \
+        if config.nccl_version else ("default", "")
     run_options = RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables),
-                             jobs=options.jobs)
+                             jobs=options.jobs, nccl_version_origin=origin, nccl_version_named=named)
     cache = ResultCache(plan.cache_dir, rules, run_options) if plan.cache_dir is not None else None
     collection = _collect(options, plan, cache, lazy=True)  # nodes parsed one at a time by the runner
     try:
@@ -358,7 +361,7 @@ def run_check(options: CheckOptions) -> CheckResult:
         internal_errors=result.internal_errors,
     )
     messages += [error.line() for error in result.internal_errors]
-    notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen]
+    notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen or n.startswith("completion: ")]
     return CheckResult(findings=findings, report=report, fail_level=plan.fail_level, nccl_version=str(plan.version),
                        config_path=plan.loaded.path, notes=notes, messages=messages)
 

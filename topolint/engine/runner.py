@@ -23,6 +23,10 @@ class RunOptions:
     gdr_level: str | None = None  # a configured NCCL_NET_GDR_LEVEL, when one is known
     extra_variables: tuple[str, ...] = ()  # NCCL_* names to accept as known (config extra-variables)
     jobs: int = 1  # processes that check nodes (engine/parallel.py); 0: one per CPU
+    # Where nccl_version came from: "option" (--nccl-version), "config" (nccl-version) or "default"
+    # (the newest known, which evidence in the inputs may replace: model/nccl_in_force.py).
+    nccl_version_origin: str = "default"
+    nccl_version_named: str = ""  # "--nccl-version", "nccl-version in .topolint.toml"
 
 
 class CheckContext:
@@ -40,7 +44,40 @@ class CheckContext:
 
     @property
     def version(self) -> NcclVersion:
-        return self.options.nccl_version
+        """The NCCL version the checks of this node judge with: ``node_version()``'s; for the
+        config checks (no node), the configured one (settings use ``nccl_in_force``)."""
+        if self.node is None:
+            return self.options.nccl_version
+        return self.node_version().version
+
+    @property
+    def configured(self):
+        from topolint.model.nccl_in_force import Configured
+
+        options = self.options
+        return Configured(options.nccl_version, options.nccl_version_origin, options.nccl_version_named)
+
+    def node_version(self):
+        """The version in force on this node (its NCCL log's version line, unless configured)."""
+        found = self.shared.get("nccl_in_force:node")
+        if found is None:
+            from topolint.model.nccl_in_force import for_node
+
+            found = self.shared["nccl_in_force:node"] = for_node(self.node, self.configured)
+        return found
+
+    def nccl_in_force(self, config, setting):
+        """The version in force for one setting: the NCCL its job loads (model/nccl_in_force.py)."""
+        from topolint.model.nccl_in_force import JobIndex, for_setting
+
+        index = self.shared.get("nccl_in_force:jobs")
+        if index is None:
+            index = self.shared["nccl_in_force:jobs"] = JobIndex(self.configs)
+        key = ("nccl_in_force", id(setting))
+        found = self.shared.get(key)
+        if found is None:
+            found = self.shared[key] = for_setting(index, config, setting, self.configured)
+        return found
 
     def system(self, topology):
         from topolint.model.system import System  # networkx loads only when a rule needs a graph
@@ -49,6 +86,15 @@ class CheckContext:
         if key not in self._systems:
             self._systems[key] = System(topology, self.version)
         return self._systems[key]
+
+    def completion(self, topology):
+        """``topology`` completed from this node's facts, as NCCL completes a static file at run
+        time (model/completion.py; a dump comes back as it is). Rules about the file as written
+        read ``topology``; rules about the node read ``.topology`` of this and name its
+        ``assumptions`` in their evidence."""
+        from topolint.model.completion import complete
+
+        return complete(self.node, topology)
 
 
 @dataclass
@@ -274,6 +320,9 @@ def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, 
         if context.notes:  # --verbose shows a selected rule's notes
             result.notes.extend(f"{rule.code} {note}" for note in context.notes)
             context.notes.clear()
+    for topology in node.topologies:  # --verbose: what the node's facts filled in its static files
+        if topology.kind == "static":
+            result.notes.extend(f"completion: {note}" for note in context.completion(topology).notes())
 
 
 class _UnreadableNodes:

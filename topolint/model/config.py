@@ -96,10 +96,15 @@ class ConfigFile:
     # keeps as part of the first word: path -> (that reader, the last column of line 1 whose
     # settings are therefore never made).
     bom_kept: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # Where the job's NCCL comes from (model/nccl_sources.py NcclSource: pins, wheels, images), and
+    # the files a Dockerfile copies into a stage by name: (stage scope, path as displayed, Location).
+    nccl_sources: list = field(default_factory=list)
+    image_files: list[tuple[str, str, Location]] = field(default_factory=list)
 
     def has_content(self) -> bool:
-        """Something to check, or a consumer to record (``docker run --env-file`` decides how that file is read)."""
-        return bool(self.settings or self.launch or self.env_files)
+        """Something to check, or a consumer to record (``docker run --env-file`` decides how that file is read),
+        or a Dockerfile that says which NCCL the files it copies run with."""
+        return bool(self.settings or self.launch or self.env_files or (self.nccl_sources and self.image_files))
 
     def loc(self, line: int, column: int = 0) -> Location:
         return build(Location, path=self.path, line=max(line, 1), column=max(column, 0))

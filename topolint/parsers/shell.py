@@ -31,6 +31,7 @@ from topolint.parsers._bash import Heredoc, Token, statements
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
 from topolint.parsers._sourced import script_dir
 from topolint.parsers.envfile import parse_literal_lines
+from topolint.parsers._nccl_pins import PinReader, file_opener, pin_command
 
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "|&", ";&", ";;&"}
 _LIST_VARS = {"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_ALGO", "NCCL_PROTO", "NCCL_DEBUG_SUBSYS",
@@ -336,6 +337,8 @@ class _ShellParser:
     def _run(self, words: list[str], scope: str) -> None:
         name = os.path.basename(words[0])
         args = words[1:]
+        if pin_command(words):
+            self._nccl_pins(words, scope)
         if name in ("export", "declare", "typeset", "readonly", "local"):
             exported = name == "export" or any(a.startswith("-") and "x" in a for a in args)
             for word in args:
@@ -411,6 +414,30 @@ class _ShellParser:
         self.config.settings.append(EnvSetting(name, None, self._loc(line, column), scope, how,
                                                self.path, raw=name, passthrough=True))
 
+    def _nccl_pins(self, words: list[str], scope: str) -> None:
+        """Package pins, wheels and modules that set the NCCL of what this script runs."""
+        real = self.including[-1][1] if self.including else self.source.real_path
+        notes: list[str] = []
+        openers = self.__dict__.setdefault("pin_openers", {})  # one per file read: each file is read once
+        key = (real, self.path)
+        if key not in openers:
+            openers[key] = (file_opener(os.path.dirname(real) if real else None, os.path.dirname(self.path),
+                                        notes=notes), notes)
+        opener, notes = openers[key]
+        seen = len(notes)
+        PinReader(self.config.nccl_sources, lambda word: self._loc(getattr(word, "line", self.line),
+                                                                    getattr(word, "column", 0)),
+                  opener, notes).command(words, scope)
+        for note in notes[seen:]:
+            self._skip(self.line, note)
+
+    def _image(self, reference: str, scope: str) -> None:
+        """The image a step runs in (``docker run IMAGE``, ``srun --container-image``)."""
+        from topolint.model.nccl_sources import image_source
+
+        line, column = self.cursor.find(reference) if self.cursor else (self.line, 0)
+        self.config.nccl_sources.append(image_source(reference.replace("#", "/", 1), self._loc(line, column), scope))
+
     def _fact(self, kind: str, value: str, scope: str, option: str) -> None:
         line, column = self.cursor.find(option.split("=", 1)[0]) if self.cursor else (self.line, 0)
         self.config.launch.append(LaunchFact(kind, value, self._loc(line, column), scope, option))
@@ -449,6 +476,8 @@ class _ShellParser:
         if option == "--export":
             self.cursor.find("--export")
             self._export_list(value, scope, how)
+        elif option == "--container-image":
+            self._image(value, scope)
         elif option in _SLURM_FACTS:
             self._fact(_SLURM_FACTS[option], value, scope, option)
         elif option == "--gres":
@@ -585,6 +614,8 @@ class _ShellParser:
                 self._fact(cfg.GPUS_PER_POD, value, scope, option)
             elif option == "--env-file":
                 self._env_file(value)
+        if i < len(args) and not args[i].startswith("-"):
+            self._image(args[i], scope)
 
 
 _SHELLS = {"bash", "sh", "dash", "ksh", "zsh"}
