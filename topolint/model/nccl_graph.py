@@ -185,7 +185,7 @@ class NcclSystem:
                 if p == g:
                     row.append(PathInfo(t("LOC"), LOC_BW, 0))
                 elif link is not None:
-                    row.append(path("NVL", 1, float(link[1]), (Link(LINK_NVL, peer, float(link[1])),)))
+                    row.append(path("NVL", 1, float32(link[1]), (Link(LINK_NVL, peer, float32(link[1])),)))
                 else:
                     row.append(path("SYS", 3))  # not NVLink: P2P or not, never a relay
             gpu.paths = {GPU: row, NET: [path(gpu_net.get((g, n)), 3) for n in range(len(nets))],
