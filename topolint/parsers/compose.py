@@ -1,6 +1,15 @@
-"""docker-compose files: ``environment`` (map and list) and the container options ENV008 reads."""
+"""docker-compose files: ``environment`` (map and list) and the container options ENV008 reads.
+
+Where a service's NCCL comes from (model/nccl_in_force.py): its ``image``, or the Dockerfile its
+``build`` names (``context``, ``dockerfile``, ``target``: the built stage). With both, Compose
+pulls the image when a registry has it and builds otherwise (compose-spec build.md "Using build
+and image"; ``pull_policy: build`` always builds): both are then candidates.
+"""
 
 from __future__ import annotations
+
+import os
+import posixpath
 
 from topolint.inputs.source import SourceFile
 from topolint.model import config as cfg
@@ -29,12 +38,48 @@ def _setting(config: ConfigFile, name: str, raw: str | None, node, scope: str, c
                                       passthrough=raw is None, **(written or {})))
 
 
+def _build(config: ConfigFile, service, scope: str) -> None:
+    """A service's ``build``: a source naming the Dockerfile and stage it builds (the JobIndex
+    finds that Dockerfile among the checked files, or says the service's NCCL is unknown)."""
+    from topolint.model.nccl_sources import UNKNOWN_IMAGE, NcclSource
+
+    build = get(service, "build")
+    if build is None:
+        return
+    context = scalar(build) if scalar(build) is not None else scalar(get(build, "context")) or "."
+    dockerfile = scalar(get(build, "dockerfile")) or "Dockerfile"
+    target = scalar(get(build, "target")) or ""
+    written = context if scalar(build) is not None else f"context {context}, dockerfile {dockerfile}" + (
+        f", target {target}" if target else "")
+    loc = config.loc(*where(build if scalar(build) is not None else get(build, "context") or build))
+    unknown = ""
+    if get(build, "dockerfile_inline") is not None:
+        unknown, written = "an inline Dockerfile (dockerfile_inline) is not read", "dockerfile_inline"
+    elif "$" in context + dockerfile + target:
+        unknown = "the build names its Dockerfile or stage by a variable"
+    elif "://" in context or context.startswith("git@") or context.endswith(".git"):
+        unknown = f"the build context {context} is not a folder here"
+    if unknown:
+        config.nccl_sources.append(NcclSource("build", written, loc, scope, unknown=unknown, framework=UNKNOWN_IMAGE))
+        return
+    folder = posixpath.dirname(config.path.replace(os.sep, "/"))
+    path = dockerfile if posixpath.isabs(dockerfile) else posixpath.join(folder, context, dockerfile)
+    path = posixpath.normpath(path)
+    config.nccl_sources.append(NcclSource("build", written, loc, scope, ref=f"{path}#{target}"))
+
+
 def read_compose(config: ConfigFile, doc) -> None:
+    from topolint.parsers.kubernetes import command_pins, container_image
+
     for key_node, service in items(get(doc, "services")):
         scope = f"service:{key_node.value}"
         config.scopes[scope] = "compose"
         here = where(key_node)
         config.launch.append(LaunchFact(cfg.JOB_KIND, "compose", config.loc(*here), scope, "services"))
+        _build(config, service, scope)
+        if get(service, "build") is None or scalar(get(service, "pull_policy")) != "build":
+            container_image(config, get(service, "image"), scope)  # with build, the tag it gets unless pulled
+        command_pins(config, [get(service, "entrypoint"), get(service, "command")], scope)
         environment = get(service, "environment")
         if is_map(environment):
             for name_node, value in items(environment):

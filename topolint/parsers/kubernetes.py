@@ -5,8 +5,8 @@ such as MPIJob, PyTorchJob and JobSet (replica types and replicated jobs name th
 ConfigMap ``data`` is read too; containers that take it through ``envFrom`` see it. Launch
 facts: ``nvidia.com/gpu``, RDMA device-plugin resources, ``/dev/infiniband`` mounts,
 capabilities, privileged, the ``/dev/shm`` emptyDir size, hostIPC, replicas, the job kind and
-``--nproc-per-node`` in the command. A YAML file that is a Helm template is skipped; one with
-``services:`` is docker-compose.
+``--nproc-per-node`` in the command; each container's ``image`` (the NCCL its settings are judged
+with). A YAML file that is a Helm template is skipped; one with ``services:`` is docker-compose.
 """
 
 from __future__ import annotations
@@ -140,7 +140,94 @@ def _fact(config: ConfigFile, kind: str, value: str, node, scope: str, detail: s
     config.launch.append(LaunchFact(kind, value, config.loc(line, column), scope, detail))
 
 
+def container_image(config: ConfigFile, node, scope: str) -> None:
+    """The image a container (or a compose service) runs: the NCCL its settings are judged with
+    (model/nccl_sources.py image_source)."""
+    from topolint.model.nccl_sources import image_source
+
+    reference = scalar(node)
+    if reference and reference.strip():
+        reference = reference.strip()
+        config.nccl_sources.append(image_source(reference, config.loc(*where(node)), scope, word=f"image {reference}"))
+
+
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
+
+
+def command_pins(config: ConfigFile, nodes: list, scope: str) -> None:
+    """NCCL installs in a container's command (and args): the argv (``["pip", "install",
+    "torch==2.1.0"]``) or the script of ``sh -c SCRIPT``, which run in the container over its
+    image's NCCL. A compose command written as one string is split into words as Compose splits it.
+    ``pip install -r FILE`` there reads a file of the image: its pins are unknown."""
+    from topolint.parsers._bash import Token, statements
+
+    argv: list = []
+    within: dict[int, object] = {}  # id(word) -> Location of the words of a script inside it
+    for node in nodes:
+        if scalar(node) is not None and not is_seq(node):  # compose: command: pip install torch==2.1.0
+            line, column = where(node)
+            shift = 1 if node.style in ("'", '"') else 0
+            for statement in statements(scalar(node), 1)[0] if "\n" not in scalar(node) else []:
+                argv.extend(Token(str(t), line, column + shift + t.column - 1) for t in statement.tokens)
+            continue
+        for item in node.value if is_seq(node) else []:
+            text = scalar(item)
+            if text is None:
+                continue
+            line, column = where(item)
+            word = Token(text, line, column)
+            block = item.style in ("|", ">")
+            shift = 0 if block or not item.style else 1  # a quoted scalar's text starts after its quote
+            within[id(word)] = (lambda w, line=line, column=column, block=block, shift=shift:
+                                config.loc(line + w.line, 0) if block else config.loc(line, column + shift + w.column - 1))
+            argv.append(word)
+    _argv_pins(config, argv, lambda w: within.get(id(w)) or _fixed(config, w), scope, 0)
+
+
+def _argv_pins(config: ConfigFile, words: list, inside, scope: str, depth: int) -> None:
+    """One command's words: a pin command, or ``sh -c SCRIPT`` (its script read in turn).
+    ``inside(word)`` locates the words of a script that ``word`` holds."""
+    from topolint.parsers._bash import statements
+    from topolint.parsers._nccl_pins import PinReader, pin_command
+
+    if not words:
+        return
+    if pin_command(words):
+        PinReader(config.nccl_sources, lambda w: config.loc(w.line, w.column), lambda path, how: None).command(words, scope)
+        return
+    if words[0].rsplit("/", 1)[-1] not in _SHELLS or depth >= 2:
+        return
+    script = next((words[i + 1] for i, w in enumerate(words[:-1]) if w.startswith("-") and w.endswith("c")), None)
+    if script is None or not ("install" in script or "load" in script):
+        return
+    locate = inside(script)
+    for statement in statements(str(script), 1)[0]:
+        found: list = []
+        for token in statement.tokens + [None]:
+            if token is None or token.op:
+                placed = [_placed(t, locate(t)) for t in found]
+                _argv_pins(config, placed, lambda w: _fixed(config, w), scope, depth + 1)
+                found = []
+            else:
+                found.append(token)
+
+
+def _fixed(config: ConfigFile, word):
+    """Locates every word of a script held in ``word`` at ``word`` (a script quoted in a script)."""
+    at = config.loc(word.line, word.column)
+    return lambda inner: at
+
+
+def _placed(token, loc):
+    """``token`` with the line and column it has in the file."""
+    from topolint.parsers._bash import Token
+
+    return Token(str(token), loc.line, loc.column)
+
+
 def _container(config: ConfigFile, container, scope: str, volumes: dict) -> None:
+    container_image(config, get(container, "image"), scope)
+    command_pins(config, [get(container, "command"), get(container, "args")], scope)
     env = get(container, "env")
     for item in env.value if is_seq(env) else []:
         name_node = get(item, "name")
