@@ -215,8 +215,10 @@ class JobIndex:
         self.container_jobs: dict[tuple[str, str], tuple[list[_Job], list[str]]] = {}  # computed once per container
         for config in configs:
             if config.format in ("kubernetes", "compose"):
-                for source in config.nccl_sources:
-                    self.containers.setdefault((config.path, source.scope), []).append(source)
+                for source in config.nccl_sources:  # a container's image, then what its command installs
+                    owner = _container_of(config, source.scope)
+                    if owner is not None:
+                        self.containers.setdefault((config.path, owner), []).append(source)
             if config.format == "kubernetes":
                 for fact in config.launch:
                     if fact.kind == cfg.ENV_FROM:
@@ -247,10 +249,11 @@ class JobIndex:
                 if _stage(source.scope) == stage and (line is None or source.loc.line <= line):
                     job.apply(source, stages)  # a RUN's installs persist in the image
             return [job], []
-        if config.format in ("kubernetes", "compose"):
-            key = (config.path, scope)
+        owner = _container_of(config, scope) if config.format in ("kubernetes", "compose") else None
+        if owner is not None or scope in config.names:
+            key = (config.path, owner or scope)
             if key not in self.container_jobs:
-                self.container_jobs[key] = self._container_jobs(config, scope, 0)
+                self.container_jobs[key] = self._container_jobs(config, owner or scope, 0)
             return self.container_jobs[key]
         own = [s for s in config.nccl_sources if _applies(s, scope)]
         images = [s for s in own if s.kind == "image" and scope_contains(s.scope, scope)]
@@ -289,7 +292,7 @@ class JobIndex:
                 return [_Job()], [f"no container in the checked files takes {scope} through envFrom"]
             jobs, notes = [], []
             for taker, container, loc in takers:
-                found, said = self._container_jobs(taker, container, depth + 1)
+                found, said = self._container_jobs(taker, _container_of(taker, container) or container, depth + 1)
                 jobs.extend(found)
                 notes.append(f"{scope} is read by {container} through envFrom ({loc.path}:{loc.line})")
                 notes.extend(said)
@@ -332,6 +335,18 @@ class JobIndex:
         job = base.copy()
         job.read = [replace(source, detail=f"builds {dockerfile.path} {stage}")] + job.read
         return job, f"the service is built from {dockerfile.path} {stage} ({source.where()} build)"
+
+
+_CONTAINERS = ("pod", "init", "compose")  # ConfigFile.scopes kinds of a container or compose service
+
+
+def _container_of(config: ConfigFile, scope: str) -> str | None:
+    """The container (or compose service) scope ``scope`` is in: a step of its command, or itself."""
+    while scope:
+        if config.scopes.get(scope) in _CONTAINERS:
+            return scope
+        scope = scope.rpartition("/")[0]
+    return None
 
 
 def _applies(source: NcclSource, scope: str) -> bool:
