@@ -462,6 +462,16 @@ def test_a_compose_service_runs_its_image_or_the_dockerfile_it_builds(tmp_path, 
     assert not any(n.startswith("docker/Dockerfile.gpu: skipped") for n in result.notes)
 
 
+def test_a_compose_env_file_runs_in_its_services_image(tmp_path, monkeypatch):
+    _write(tmp_path, "compose.yaml", "services:\n  s:\n    image: nvidia/cuda:11.6.2-devel-ubuntu20.04\n"
+                                     "    env_file: nccl.env\n")
+    _write(tmp_path, "nccl.env", "NCCL_NVLS_ENABLE=1\n")
+    _, findings = _env002(["compose.yaml"], monkeypatch, tmp_path)
+    assert [(f.path, f.line, f.message.split(": NCCL reads")[0]) for f in findings] == [
+        ("nccl.env", 1, "NCCL_NVLS_ENABLE is not read yet by NCCL 2.12.10 from compose.yaml:3 image "
+                        "nvidia/cuda:11.6.2-devel-ubuntu20.04")]
+
+
 def test_a_compose_service_with_image_and_build_may_run_either(tmp_path, monkeypatch):
     """Without pull_policy: build, Compose pulls the image when a registry has it and builds
     otherwise: a finding must hold for both, and an image nothing is known about settles nothing."""
