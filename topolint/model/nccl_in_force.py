@@ -282,7 +282,6 @@ class JobIndex:
                 notes.append("no file installs its NCCL and no Dockerfile copies it by name")
         return jobs, notes
 
-
     def _container_jobs(self, config: ConfigFile, scope: str, depth: int) -> tuple[list[_Job], list[str]]:
         """A container's (or compose service's) jobs: its image, the Dockerfile stage it builds;
         for a ConfigMap or Secret, the jobs of the containers that take it through envFrom."""
