@@ -1,0 +1,99 @@
+"""Split a collection by the configuration that governs each input (per-file configuration, as ruff).
+
+A config file (a script, Dockerfile, manifest...) belongs to the configuration nearest its own
+folder. A node's machine outputs are checked together, so they belong to the configuration
+nearest the folder that holds them all. A node whose config files fall under another
+configuration keeps its outputs; each other configuration gets a node of the same name holding
+just those files (entities and node names stay what they were). Input problems and parser bugs
+go with the folder of the file they name. ``governing(folder)`` says which configuration a folder
+has; it is asked once per folder.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from topolint.inputs.collect import Collection
+from topolint.inputs.config_names import CONFIG_FORMATS
+from topolint.model.node import NodeModel
+
+
+class _Folders:
+    """``governing`` asked once per folder of the paths seen (display paths, relative to the working directory)."""
+
+    def __init__(self, governing):
+        self.governing = governing
+        self.seen: dict[str, object] = {}
+
+    def of_path(self, path) -> object:
+        folder = os.path.dirname(str(path)) or "."
+        found = self.seen.get(folder)
+        if found is None:
+            found = self.seen[folder] = self.governing(folder)
+        return found
+
+    def of_source(self, source) -> object:
+        return self.of_path(source.real_path if source.real_path is not None else source.path)
+
+    def of_node(self, node: NodeModel) -> object:
+        """The configuration of the folder that holds all of the node's machine outputs (its first file's folder
+        when they are spread over several configurations' folders, as the node is named after its first file)."""
+        folders = [self.of_source(s) for s in node.sources.values() if s.format not in CONFIG_FORMATS]
+        if not folders:
+            return None
+        if all(f is folders[0] for f in folders):
+            return folders[0]
+        paths = [os.path.abspath(str(s.real_path or s.path)) for s in node.sources.values()
+                 if s.format not in CONFIG_FORMATS]
+        return self.governing(os.path.commonpath(paths))
+
+
+def node_configuration(node: NodeModel, governing) -> object:
+    """The configuration a node's machine outputs are checked under (what the result cache keys it by)."""
+    return _Folders(governing).of_node(node)
+
+
+def split(collection: Collection, governing) -> list[tuple[object, Collection]]:
+    """``(configuration, the part of the collection it governs)``, in the order the inputs come;
+    the collection itself when one configuration governs everything. Notes stay with the whole."""
+    folders = _Folders(governing)
+    keys: list[object] = []
+
+    def key(found):
+        if found is not None and not any(found is k for k in keys):
+            keys.append(found)
+        return found
+
+    placed = []  # (node, home, [(configuration, sources)])
+    for node in collection.nodes:
+        home = key(folders.of_node(node))
+        pieces: dict[int, tuple[object, dict]] = {}
+        for path, source in node.sources.items():
+            owner = key(folders.of_source(source)) if source.format in CONFIG_FORMATS or home is None else home
+            pieces.setdefault(id(owner), (owner, {}))[1][path] = source
+        placed.append((node, home, list(pieces.values())))
+    configs = [(key(folders.of_path(c.path)), c) for c in collection.configs]
+    problems = [(key(folders.of_path(p.path)), p) for p in collection.problems]
+    unparsed = [(key(folders.of_path(path)), path, source) for path, source in collection.unparsed.items()]
+    errors = [(key(folders.of_path(e[0])), e) for e in collection.internal_errors]
+    if len(keys) <= 1:
+        return [(keys[0] if keys else governing("."), collection)]
+    parts = {id(k): Collection(materialize=collection.materialize) for k in keys}
+    for node, home, pieces in placed:
+        if len(pieces) <= 1:
+            owner = pieces[0][0] if pieces else home
+            parts[id(owner if owner is not None else keys[0])].nodes.append(node)
+            continue
+        for owner, sources in pieces:  # outputs and config files under different configurations
+            part = parts[id(owner)].nodes
+            part.append(replace(node, sources=sources) if owner is home else NodeModel(name=node.name, sources=sources))
+    for owner, config in configs:
+        parts[id(owner)].configs.append(config)
+    for owner, problem in problems:
+        parts[id(owner)].problems.append(problem)
+    for owner, path, source in unparsed:
+        parts[id(owner)].unparsed[path] = source
+    for owner, error in errors:
+        parts[id(owner)].internal_errors.append(error)
+    return [(k, parts[id(k)]) for k in keys]
