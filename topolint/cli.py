@@ -103,9 +103,12 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
 
 
 def _rules_arguments(commands) -> argparse.ArgumentParser:
-    rules = commands.add_parser("rules", help="list the rules")
+    rules = commands.add_parser("rules", help="list the rules (--variables: the environment variables topolint knows)")
     rules.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     rules.add_argument("--rule-dir", action="append", type=Path, default=[])
+    rules.add_argument("--variables", action="store_true",
+                       help="list the NCCL_* variables ENV001 knows instead: the NCCL releases that read each "
+                            "(from NCCL's sources at its release tags), its status and its reader")
     return rules
 
 

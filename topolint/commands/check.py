@@ -90,6 +90,7 @@ class CheckResult:
     messages: list[str] = field(default_factory=list)  # always worth saying: baseline, hidden TL001
     # path -> fail level, for files whose configuration sets another one than the run's own
     fail_levels: dict[str, str] = field(default_factory=dict)
+    reason_required: set[str] = field(default_factory=set)  # files whose suppressions need a reason
 
     @property
     def active(self) -> list[Finding]:
@@ -579,8 +580,10 @@ def _result(options, root: Plan, parts: list, findings: list, sources: dict, col
               for part in parts if part.plan is not root]
     levels = {f.path: part.plan.fail_level for part in parts if part.plan.fail_level != root.fail_level
               for f in part.findings}
+    reasons = {path for part in parts if part.plan.require_reason for path in part.sources}
     return CheckResult(findings=findings, report=report, fail_level=root.fail_level, nccl_version=str(root.version),
-                       config_path=root.loaded.path, notes=notes, messages=messages, fail_levels=levels)
+                       config_path=root.loaded.path, notes=notes, messages=messages, fail_levels=levels,
+                       reason_required=reasons)
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:
@@ -723,7 +726,7 @@ def displayed(result: CheckResult, args, destination: str, fmt: str) -> Report:
     not_shown = sum(1 for f in result.findings if not f.suppressed and SEVERITY_ORDER.get(f.severity, 0) > limit)
     color = fmt in ("full", "concise") and destination == "-" and wants_color(args.color, sys.stdout)
     return replace(result.report, findings=shown, quiet=args.quiet, color=color, not_shown=not_shown,
-                   show_level=args.show_level)
+                   show_level=args.show_level, unsafe_fixes=getattr(args, "unsafe_fixes", False))
 
 
 def cli(args) -> int:
