@@ -78,7 +78,7 @@ def _parse_marker(snippet: Snippet, text: str) -> None:
 
 def snippets_of(path: Path) -> list[Snippet]:
     lines = path.read_text(encoding="utf-8").splitlines()
-    document = path.relative_to(ROOT).as_posix()
+    document = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
     found: list[Snippet] = []
     section, index = "", 0
     while index < len(lines):

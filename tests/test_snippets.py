@@ -240,6 +240,21 @@ def test_snippet_syntax(snippet, tmp_path):
             f"{snippet.id}: not the content of {snippet.keys['same-as']}"
 
 
+def test_the_markers_are_read_as_written(tmp_path):
+    """An unmarked block is caught (what test_every_snippet_is_marked fails on), a marker binds the
+    block after it, a run snippet takes the text block after it as its output."""
+    from readme_snippets import snippets_of
+
+    doc = tmp_path / "new.md"
+    doc.write_text("# A\n\n```bash\ntopolint rules\n```\n\n<!-- snippet: no-run (needs a cluster) -->\n\n```bash\n"
+                   "srun x\n```\n\n<!-- snippet: files=a.xml=fixtures/x.xml exit=1 -->\n```bash\ntopolint check a.xml\n"
+                   "```\n\nIt prints:\n\n```text\nFound 1 finding.\n```\n<!-- snippet: exot=1 -->\n```sh\nx\n```\n")
+    unmarked, skipped, run, text, typo = snippets_of(doc)
+    assert unmarked.marker is None and skipped.kind == "no-run" and skipped.reason == "needs a cluster"
+    assert run.kind == "run" and run.keys == {"files": "a.xml=fixtures/x.xml", "exit": "1"}
+    assert run.output == "Found 1 finding.\n" and text.lang == "text" and "exot=1" in typo.problem
+
+
 def test_output_blocks_are_compared_with_ellipses():
     assert matches("a\n...\nz\n", "a\nb\nc\nz\n") and matches("a\n...\nz\n", "a\nz\n")
     assert matches("a\n\n...\n\nz\n", "a\nb\n\nz\n") and matches("a\n\n...\n\nz\n", "a\nz\n")
