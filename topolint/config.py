@@ -281,7 +281,7 @@ class ConfigTree:
                 found = known
                 break
             chain.append(folder)
-            path = _config_in(Path(folder))
+            path = _config_in(folder)
             if path is not None:
                 found = self._load(path)
                 break
@@ -305,13 +305,14 @@ class ConfigTree:
 _UNKNOWN = object()
 
 
-def _config_in(folder: Path) -> Optional[Path]:
-    candidate = folder / CONFIG_NAME
-    if candidate.is_file():
-        return candidate
-    pyproject = folder / PYPROJECT
-    if pyproject.is_file() and _has_tool_table(pyproject):
-        return pyproject
+def _config_in(folder) -> Optional[Path]:
+    """The configuration file in ``folder`` (a path or a string: one stat per name, no Path built)."""
+    candidate = os.path.join(folder, CONFIG_NAME)
+    if os.path.isfile(candidate):
+        return Path(candidate)
+    pyproject = os.path.join(folder, PYPROJECT)
+    if os.path.isfile(pyproject) and _has_tool_table(Path(pyproject)):
+        return Path(pyproject)
     return None
 
 

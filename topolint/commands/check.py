@@ -326,6 +326,9 @@ class Plans:
                                searched_from=Path.cwd())
         self._plans = {id(self.root.loaded): self.root}
         self._excluders: dict[str, object] = {}
+        from topolint.inputs.by_config import Folders
+
+        self.folders = Folders(self.governing)  # each input's folder asked once a run
 
     def plan(self, loaded) -> Plan:
         found = self._plans.get(id(loaded))
@@ -397,9 +400,8 @@ class _Caches:
 
     def key(self, node) -> str | None:
         from topolint.engine.cache import ResultCache
-        from topolint.inputs.by_config import node_configuration
 
-        loaded = node_configuration(node, self.plans.governing) if not self.plans.tree.fixed else None
+        loaded = self.plans.folders.of_node(node) if not self.plans.tree.fixed else None
         plan = self.plans.plan(loaded) if loaded is not None else self.plans.root
         if plan.topology is not None:
             return None
@@ -479,7 +481,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     cache = _Caches(plans) if root.cache_dir is not None else None
     budget = _budget(options)
     collection = _collect(options, plans, cache, lazy=True, budget=budget)  # nodes parsed one at a time by the runner
-    parts_in = split(collection, plans.governing) if not plans.tree.fixed else [(root.loaded, collection)]
+    parts_in = split(collection, plans.folders) if not plans.tree.fixed else [(root.loaded, collection)]
     topologies = _Topologies(budget)
     topology_notes: list[str] = []
     parts, reported = [], set()
@@ -642,7 +644,7 @@ def input_files(options: CheckOptions) -> list[InputFile]:
 
     plans = Plans(options)
     collection = _collect(options, plans, budget=_budget(options))
-    parts = split(collection, plans.governing) if not plans.tree.fixed else [(plans.root.loaded, collection)]
+    parts = split(collection, plans.folders) if not plans.tree.fixed else [(plans.root.loaded, collection)]
     files = set()
     for loaded, part in parts:
         governs = (str(loaded.path) if loaded.path else "(defaults)") if len(parts) > 1 else ""

@@ -6,7 +6,7 @@ nearest the folder that holds them all. A node whose config files fall under ano
 configuration keeps its outputs; each other configuration gets a node of the same name holding
 just those files (entities and node names stay what they were). Input problems and parser bugs
 go with the folder of the file they name. ``governing(folder)`` says which configuration a folder
-has; it is asked once per folder.
+has; ``Folders`` asks it once per folder.
 """
 
 from __future__ import annotations
@@ -19,45 +19,47 @@ from topolint.inputs.config_names import CONFIG_FORMATS
 from topolint.model.node import NodeModel
 
 
-class _Folders:
-    """``governing`` asked once per folder of the paths seen (display paths, relative to the working directory)."""
+class Folders:
+    """``governing`` asked once per folder of the paths seen (display paths, relative to the working
+    directory); one instance serves a whole run (the result cache's keys and the split)."""
 
     def __init__(self, governing):
         self.governing = governing
         self.seen: dict[str, object] = {}
+        self._nodes: dict[int, tuple[NodeModel, object]] = {}
 
-    def of_path(self, path) -> object:
-        folder = os.path.dirname(str(path)) or "."
+    def of_path(self, path: str) -> object:
+        folder = os.path.dirname(path) or "."
         found = self.seen.get(folder)
         if found is None:
             found = self.seen[folder] = self.governing(folder)
         return found
 
     def of_source(self, source) -> object:
-        return self.of_path(source.real_path if source.real_path is not None else source.path)
+        return self.of_path(source.path)  # as displayed: the path as named, or relative to the working directory
 
     def of_node(self, node: NodeModel) -> object:
-        """The configuration of the folder that holds all of the node's machine outputs (its first file's folder
-        when they are spread over several configurations' folders, as the node is named after its first file)."""
-        folders = [self.of_source(s) for s in node.sources.values() if s.format not in CONFIG_FORMATS]
-        if not folders:
-            return None
-        if all(f is folders[0] for f in folders):
-            return folders[0]
-        paths = [os.path.abspath(str(s.real_path or s.path)) for s in node.sources.values()
-                 if s.format not in CONFIG_FORMATS]
-        return self.governing(os.path.commonpath(paths))
+        """The configuration of the folder that holds all of the node's machine outputs (of their
+        common folder where they lie under several configurations' folders). None: it has none."""
+        known = self._nodes.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        paths = [s.path for s in node.sources.values() if s.format not in CONFIG_FORMATS]
+        folders = {os.path.dirname(p) for p in paths}
+        found = [self.of_path(os.path.join(f, "-")) for f in folders]
+        if not found:
+            home = None
+        elif all(f is found[0] for f in found):
+            home = found[0]
+        else:
+            home = self.governing(os.path.commonpath([os.path.abspath(p) for p in paths]))
+        self._nodes[id(node)] = (node, home)
+        return home
 
 
-def node_configuration(node: NodeModel, governing) -> object:
-    """The configuration a node's machine outputs are checked under (what the result cache keys it by)."""
-    return _Folders(governing).of_node(node)
-
-
-def split(collection: Collection, governing) -> list[tuple[object, Collection]]:
+def split(collection: Collection, folders: Folders) -> list[tuple[object, Collection]]:
     """``(configuration, the part of the collection it governs)``, in the order the inputs come;
     the collection itself when one configuration governs everything. Notes stay with the whole."""
-    folders = _Folders(governing)
     keys: list[object] = []
 
     def key(found):
@@ -68,9 +70,14 @@ def split(collection: Collection, governing) -> list[tuple[object, Collection]]:
     placed = []  # (node, home, [(configuration, sources)])
     for node in collection.nodes:
         home = key(folders.of_node(node))
+        owners = {path: key(folders.of_source(source)) for path, source in node.sources.items()
+                  if home is None or source.format in CONFIG_FORMATS}
+        if all(owner is home for owner in owners.values()):
+            placed.append((node, home, [(home, node.sources)]))  # the usual case: the node stays whole
+            continue
         pieces: dict[int, tuple[object, dict]] = {}
         for path, source in node.sources.items():
-            owner = key(folders.of_source(source)) if source.format in CONFIG_FORMATS or home is None else home
+            owner = owners.get(path, home)
             pieces.setdefault(id(owner), (owner, {}))[1][path] = source
         placed.append((node, home, list(pieces.values())))
     configs = [(key(folders.of_path(c.path)), c) for c in collection.configs]
@@ -78,7 +85,7 @@ def split(collection: Collection, governing) -> list[tuple[object, Collection]]:
     unparsed = [(key(folders.of_path(path)), path, source) for path, source in collection.unparsed.items()]
     errors = [(key(folders.of_path(e[0])), e) for e in collection.internal_errors]
     if len(keys) <= 1:
-        return [(keys[0] if keys else governing("."), collection)]
+        return [(keys[0] if keys else folders.governing("."), collection)]
     parts = {id(k): Collection(materialize=collection.materialize) for k in keys}
     for node, home, pieces in placed:
         if len(pieces) <= 1:
