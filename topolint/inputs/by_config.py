@@ -28,12 +28,15 @@ class Folders:
         self.seen: dict[str, object] = {}
         self._nodes: dict[int, tuple[NodeModel, object]] = {}
 
-    def of_path(self, path: str) -> object:
-        folder = os.path.dirname(path) or "."
+    def of_folder(self, folder: str) -> object:
+        folder = folder or "."
         found = self.seen.get(folder)
         if found is None:
             found = self.seen[folder] = self.governing(folder)
         return found
+
+    def of_path(self, path: str) -> object:
+        return self.of_folder(os.path.dirname(path))
 
     def of_source(self, source) -> object:
         return self.of_path(source.path)  # as displayed: the path as named, or relative to the working directory
@@ -46,7 +49,7 @@ class Folders:
             return known[1]
         paths = [s.path for s in node.sources.values() if s.format not in CONFIG_FORMATS]
         folders = {os.path.dirname(p) for p in paths}
-        found = [self.of_path(os.path.join(f, "-")) for f in folders]
+        found = [self.of_folder(folder) for folder in folders]
         if not found:
             home = None
         elif all(f is found[0] for f in found):
