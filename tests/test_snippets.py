@@ -271,7 +271,7 @@ def test_pins_name_the_version_of_this_checkout():
     found = []
     for path in [ROOT / "README.md", ROOT / "action.yml", *sorted((ROOT / "docs").glob("*.md"))]:
         text = path.read_text(encoding="utf-8")
-        found += [(path.name, m.group(1)) for m in re.finditer(r"^\s*rev:\s*(\S+)", text, re.M)]
+        found += [(path.name, m.group(1)) for m in re.finditer(r"repo:\s*\S*topolint\S*.*\n\s*rev:\s*(\S+)", text)]
         found += [(path.name, m.group(1)) for m in re.finditer(r"topolint/topolint@(v[\w.]+)", text)]
     assert len(found) >= 4, found
     assert {rev for _, rev in found} == {f"v{__version__}"}, found
