@@ -193,8 +193,9 @@ def _graph_arguments(commands) -> argparse.ArgumentParser:
                                 description="Draw one node: its CPUs, PCIe switches, GPUs, NICs and NVLinks as the "
                                             "model holds them, the elements findings name highlighted and the paths "
                                             "they are about drawn, and the bottleneck of the estimate's all-reduce.")
-    graph.add_argument("paths", nargs="+", metavar="PATH", help="a topology dump, matrix, hwloc export, node folder "
-                                                                 "or bundle (a cluster folder: see --host)")
+    graph.add_argument("paths", nargs="+", metavar="PATH",
+                       help="a topology dump, matrix, hwloc export, node folder or bundle (a cluster folder: see "
+                            "--host); - for stdin")
     graph.add_argument("--format", choices=["svg", "html", "dot", "mermaid"], default="svg",
                        help="svg (default), html (a self-contained page), dot (Graphviz) or mermaid")
     graph.add_argument("-o", "--output", default="-", help="file to write (default: - for stdout)")
@@ -204,6 +205,7 @@ def _graph_arguments(commands) -> argparse.ArgumentParser:
                        help="nodes like it the estimate's all-reduce spans (default: 2 where a NIC reaches a GPU, "
                             "else 1)")
     graph.add_argument("--no-estimate", action="store_true", help="draw the findings only, no bottleneck")
+    graph.add_argument("--stdin-filename", default=None, help="the path to show for input read from stdin (-)")
     graph.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
     graph.add_argument("--config", type=Path, default=None, help="configuration file for the checks")
     graph.add_argument("--isolated", action="store_true", help="read no configuration file")

@@ -376,29 +376,36 @@ def run_check(options: CheckOptions) -> CheckResult:
                        config_path=plan.loaded.path, notes=notes, messages=messages, options=options, plan=plan)
 
 
-def drawings(result: CheckResult, findings: list, limit: int = MAX_DRAWN_NODES) -> tuple[list, int]:
-    """The nodes of a run drawn with ``findings`` marked (drawing/views.py Picture), the nodes with
-    the most severe findings first, at most ``limit``; and how many drawable nodes were left out.
-    The rules stage drops each node's facts once it is checked (and the cache may spare parsing it
-    at all), so the inputs are read again here: standard input from the text the run kept."""
+def read_again(result: CheckResult):
+    """The run's inputs read again, parsed (the rules stage drops each node's facts once it is
+    checked, and the cache may spare parsing at all): standard input from the text the run kept."""
     import io
 
-    from topolint.drawing.marks import SEVERITY_RANK
-    from topolint.drawing.views import picture
+    from topolint.inputs.collect import collect
     from topolint.inputs.source import InputBudget
 
     options, plan = result.options, result.plan
     if options is None or plan is None:
-        return [], 0
+        return None
     stdin = None
     if "-" in options.paths:
         kept = result.report.sources.get(options.stdin_filename or "-")
         stdin = io.BytesIO(kept.text.encode("utf-8") if kept is not None else b"")
-    from topolint.inputs.collect import collect
-
     budget = InputBudget(options.max_total_input) if options.max_total_input else None
-    collection = collect(_paths(options, plan.excludes), node_name=options.node, stdin_filename=options.stdin_filename,
-                         stdin=stdin, exclude=plan.excludes, topology=plan.topology, budget=budget)
+    return collect(_paths(options, plan.excludes), node_name=options.node, stdin_filename=options.stdin_filename,
+                   stdin=stdin, exclude=plan.excludes, topology=plan.topology, budget=budget)
+
+
+def drawings(result: CheckResult, findings: list, limit: int = MAX_DRAWN_NODES) -> tuple[list, int]:
+    """The nodes of a run drawn with ``findings`` marked (drawing/views.py Picture), the nodes with
+    the most severe findings first, at most ``limit``; and how many drawable nodes were left out."""
+    from topolint.drawing.marks import SEVERITY_RANK
+    from topolint.drawing.views import picture
+
+    collection = read_again(result)
+    if collection is None:
+        return [], 0
+    plan = result.plan
     worst: dict[str, int] = {}
     for f in findings:
         worst[f.node] = min(worst.get(f.node, 9), SEVERITY_RANK.get(f.severity, 9))

@@ -30,18 +30,18 @@ class GraphRun:
 
 
 def run_graph(paths: list[str], host: str | None = None, nccl_version: str | None = None, estimate: bool = True,
-              nodes: int | None = None, config=None, isolated: bool = False) -> GraphRun:
-    from topolint.commands.check import CheckOptions, UsageError, run_check
+              nodes: int | None = None, config=None, isolated: bool = False,
+              stdin_filename: str | None = None) -> GraphRun:
+    from topolint.commands.check import CheckOptions, UsageError, read_again, run_check
     from topolint.drawing.marks import SEVERITY_RANK
     from topolint.drawing.views import picture
-    from topolint.inputs.collect import collect
 
     try:
         result = run_check(CheckOptions(paths=list(paths), nccl_version=nccl_version, config=config,
-                                        isolated=isolated, cache=False))
+                                        isolated=isolated, cache=False, stdin_filename=stdin_filename))
     except UsageError as exc:
         raise GraphUsageError(str(exc)) from None
-    collection = collect(list(paths))
+    collection = read_again(result)
     drawable = [n for n in collection.nodes if n.topologies or n.hwloc or n.matrices]
     version = result.plan.version
     if host is not None:
@@ -92,7 +92,7 @@ def cli(args) -> int:
         raise UsageError("--nodes must be at least 1")
     try:
         run = run_graph(args.paths, args.host, args.nccl_version, not args.no_estimate, args.nodes, args.config,
-                        args.isolated)
+                        args.isolated, args.stdin_filename)
     except GraphUsageError as exc:
         raise UsageError(str(exc)) from None
     for problem in run.problems:

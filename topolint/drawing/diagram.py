@@ -197,7 +197,7 @@ class _TreeBuilder:
         return text + ASSUMED if found else text
 
     def build(self) -> Diagram:
-        topo, system = self.topology, self.system
+        topo = self.topology
         for cpu in topo.cpus:
             self._cpu(cpu)
         latest: dict[str, str] = {}  # bus id -> box id (a repeated bus id keeps the latest, as System does)
@@ -279,8 +279,7 @@ class _TreeBuilder:
                 entities.append(f"{self.node}/netdev/{net.name}")
             rate = f"{gbs(net.speed_mbps / 1000)} Gb/s" if net.speed_mbps and net.speed_mbps > 0 else "no speed"
             rate = self.mark_assumed(entity, "speed", rate, box)
-            name = self.mark_assumed(entity, "net", name, box)
-            box.lines.append(f"{name} {rate}")
+            box.lines.append(self.mark_assumed(entity, "net", f"{name} {rate}", box))  # the whole <net> filled
             key = next((k for k, (_, fact) in self.system.nets.items() if fact is net), None)
             if key is not None:
                 bw = self.system.links[self.system.nic_node(key)][key]["bw"]

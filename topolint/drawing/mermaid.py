@@ -4,8 +4,9 @@ findings' boxes and paths in the severity's colour.
 Mermaid reads directives (``%%{init: ...}%%``), ``click`` callbacks, ``:::`` class shorthands
 and ``classDef`` from its source, and HTML and Markdown inside labels. Values from inputs go only
 inside double-quoted labels, with every character outside letters, digits and ``.:/_-+=,*`` and the
-space written as Mermaid's numeric entity (``#34;`` for ``"``): no input can end a label, start a
-statement, open a fence in a Markdown summary or carry a tag. Ids and classes are made here.
+space (and a colon beside another) written as Mermaid's numeric entity (``#34;`` for ``"``): no input
+can end a label, start a statement, write ``:::``, open a fence in a Markdown summary or carry a tag.
+Ids and classes are made here.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ def entity_text(text) -> str:
     """``text`` for a quoted Mermaid label: anything but plain characters as ``#NNN;``."""
     from topolint.reporters._text import visible
 
-    return "".join(char if _PLAIN.fullmatch(char) else f"#{ord(char)};" for char in visible(str(text)))
+    shown = visible(str(text))
+    out = []
+    for i, char in enumerate(shown):
+        # a colon next to a colon too: ``:::`` (a class shorthand) never appears, even inside a label
+        doubled = char == ":" and (shown[i - 1:i] == ":" or shown[i + 1:i + 2] == ":")
+        out.append(char if _PLAIN.fullmatch(char) and not doubled else f"#{ord(char)};")
+    return "".join(out)
 
 
 def render_mermaid(diagram: Diagram) -> str:

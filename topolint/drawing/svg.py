@@ -82,8 +82,9 @@ def _text(item: Text, css: str = "") -> str:
 
 
 def _title(lines: list[str]) -> str:
-    kept = [line for line in lines if line][:MAX_TITLE_LINES]
-    return f"<title>{escape(chr(10).join(kept))}</title>"
+    """A tooltip: each line escaped (a newline from an input shows as an escape), lines apart."""
+    kept = [escape(line) for line in lines if line][:MAX_TITLE_LINES]
+    return f"<title>{chr(10).join(kept)}</title>"
 
 
 def render_svg(layout: Layout) -> str:
@@ -134,7 +135,8 @@ def render_svg(layout: Layout) -> str:
         if kind == "assumed":
             swatch = ""
         elif kind == "relay":
-            swatch = f'<line class="tl-route tl-warning tl-relay" x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x + 16)}" y2="{_n(y)}"/>'
+            swatch = (f'<line class="tl-route tl-warning tl-relay" x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x + 16)}" '
+                      f'y2="{_n(y)}"/>')
         else:
             swatch = (f'<line class="tl-route tl-{kind}" x1="{_n(x)}" y1="{_n(y)}" x2="{_n(x + 16)}" y2="{_n(y)}"'
                       + (f' style="stroke:{COLOURS[kind]}"' if kind == "bottleneck" else "") + "/>")
