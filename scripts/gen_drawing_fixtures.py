@@ -2,7 +2,7 @@
 
 Run from the repository root: ``python scripts/gen_drawing_fixtures.py``. Every file is made up
 here (no corpus content): the shapes the layout must keep readable (8 GPUs with 16 NICs on 2 to 8
-NUMA nodes, a GB200 tray with C2C links), a static file completed from node outputs, a bundle,
+NUMA nodes, a GB200 tray with C2C links, NVLinks between GPUs in a cube mesh), a static file completed from node outputs, a bundle,
 and a node whose names are hostile to every output format.
 """
 
@@ -91,6 +91,34 @@ def gb200_tray() -> str:
     return "\n".join(lines + ["</system>"]) + "\n"
 
 
+def cube_mesh() -> str:
+    """A DGX-1 style node: 8 V100s joined GPU to GPU by one or two NVLinks in a hybrid cube mesh (no
+    NVSwitch), two GPUs and a NIC under each switch, two switches per CPU."""
+    pairs = {(0, 1): 1, (0, 2): 1, (0, 3): 2, (0, 4): 2, (1, 2): 2, (1, 3): 1, (1, 5): 2, (2, 3): 1, (2, 6): 2,
+             (3, 7): 1, (4, 5): 1, (4, 6): 1, (4, 7): 2, (5, 6): 2, (5, 7): 1, (6, 7): 1}
+    bus = {g: f"0000:{0x10 + g * 0x10 + 1:02x}:00.0" for g in range(8)}
+    lines = [HEADER.rstrip(), '<system version="1">']
+    for numa in range(2):
+        body = []
+        for sw in range(2):
+            first = numa * 4 + sw * 2
+            body.append(f'    <pci busid="0000:{0x10 + first * 0x10:02x}:00.0" class="0x060400" vendor="0x10b5" '
+                        'device="0x8764" link_speed="8.0 GT/s PCIe" link_width="16">')
+            for g in (first, first + 1):
+                peers = [(b if a == g else a, c) for (a, b), c in pairs.items() if g in (a, b)]
+                body.append(f'      <pci busid="{bus[g]}" class="0x030200" vendor="0x10de" device="0x1db1" '
+                            'link_speed="8.0 GT/s PCIe" link_width="16">')
+                body.append(f'        <gpu dev="{g}" sm="70" rank="{g}" gdr="1">')
+                body += [f'          <nvlink target="{bus[peer]}" count="{count}" tclass="0x030200"/>'
+                         for peer, count in sorted(peers)]
+                body += ["        </gpu>", "      </pci>"]
+            body += _nic_pci(f"0000:{0x10 + first * 0x10 + 5:02x}:00.0",
+                             [_net(f"mlx5_{numa * 2 + sw}", numa * 2 + sw, 100000)], "      ")
+            body.append("    </pci>")
+        lines += _cpu(numa, body)
+    return "\n".join(lines + ["</system>"]) + "\n"
+
+
 def static_file() -> str:
     """A vendor's static NCCL_TOPO_FILE: GPUs and NICs as bare <pci> of a class, nothing below."""
     lines = [HEADER.rstrip(), '<system version="1">']
@@ -175,6 +203,7 @@ def main() -> None:
         "8gpu-16nic-4numa-dump.xml": eight_gpus_sixteen_nics(4),
         "8gpu-16nic-8numa-dump.xml": eight_gpus_sixteen_nics(8),
         "gb200-tray-dump.xml": gb200_tray(),
+        "cube-mesh-8gpu-dump.xml": cube_mesh(),
         "hostile-names-dump.xml": hostile(),
         "static-node/vendor-topo.xml": static_file(),
         "static-node/ibstat.txt": ibstat(8),

@@ -39,7 +39,7 @@ KINDS = {
     "bundle": "fixtures/drawing/bundle-node",
 }
 SHAPES = ["8gpu-16nic-2numa-dump.xml", "8gpu-16nic-4numa-dump.xml", "8gpu-16nic-8numa-dump.xml",
-          "gb200-tray-dump.xml", "hostile-names-dump.xml"]
+          "gb200-tray-dump.xml", "hostile-names-dump.xml", "cube-mesh-8gpu-dump.xml"]
 
 
 @functools.lru_cache(maxsize=None)  # tests only read a picture: each is drawn once
@@ -166,6 +166,14 @@ def test_sizes_come_from_a_fixed_width_per_character_that_the_svg_font_honours()
     diagram = _picture(f"fixtures/drawing/{SHAPES[2]}", estimate=False).diagram
     kinds = [b.kind for b in diagram.boxes.values()]
     assert (kinds.count("cpu"), kinds.count("gpu"), kinds.count("nic")) == (8, 8, 16)
+
+
+def test_nvlinks_between_gpus_are_drawn_with_their_counts():
+    diagram = _picture("fixtures/drawing/cube-mesh-8gpu-dump.xml", estimate=False).diagram
+    peers = {(diagram.boxes[link.a].title, diagram.boxes[link.b].title): link.label
+             for link in diagram.links if link.kind == "peer"}
+    assert len(peers) == 16 and not any(link.kind == "nvswitch" for link in diagram.links)
+    assert peers[("GPU 0", "GPU 3")] == "NVL x2 40 GB/s" and peers[("GPU 0", "GPU 1")] == "NVL x1 20 GB/s"
 
 
 def test_gb200_tray_draws_its_c2c_links_to_grace():

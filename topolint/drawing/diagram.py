@@ -187,6 +187,7 @@ class _TreeBuilder:
         self.node, self.system, self.topology = node, system, system.topology
         self.completion = completion
         self.diagram = Diagram(node, "tree", source, system=system)
+        self.net_keys = {id(fact): key for key, (_, fact) in system.nets.items()}  # a <net> -> its NET node
 
     def assumed(self, entity: str, field_name: str) -> list:
         return self.completion.assumed(entity, field_name) if self.completion is not None else []
@@ -280,7 +281,7 @@ class _TreeBuilder:
             rate = f"{gbs(net.speed_mbps / 1000)} Gb/s" if net.speed_mbps and net.speed_mbps > 0 else "no speed"
             rate = self.mark_assumed(entity, "speed", rate, box)
             box.lines.append(self.mark_assumed(entity, "net", f"{name} {rate}", box))  # the whole <net> filled
-            key = next((k for k, (_, fact) in self.system.nets.items() if fact is net), None)
+            key = self.net_keys.get(id(net))
             if key is not None:
                 bw = self.system.links[self.system.nic_node(key)][key]["bw"]
                 default = "" if net.speed_mbps and net.speed_mbps > 0 else " (NCCL's 10 Gb/s)"

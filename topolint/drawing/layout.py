@@ -274,7 +274,7 @@ class _TreeLayout:
         x = [MARGIN + buses * BUS_LANE + (8 if buses else 0)]
         for c in range(leaf_column):
             x.append(x[c] + widths[c] + gaps[c])
-        self.column, self.x, self.size = column, x, size
+        self.column, self.x, self.size, self.widths = column, x, size, widths
         placed: dict[str, Rect] = {}
         cursor = top
         self.band_top: dict[str, float] = {}
@@ -333,7 +333,7 @@ class _TreeLayout:
                 points = self._cpu_link(link, parent, rect)
                 y = points[-1][1]
             else:
-                elbow = self.x[self.column[link.a]] + self._column_width(link.a) + ELBOW
+                elbow = self.x[self.column[link.a]] + self.widths[self.column[link.a]] + ELBOW
                 y = rect.cy
                 points = [(parent.right, parent.cy), (elbow, parent.cy), (elbow, y), (rect.x, y)]
             text = clip(link.label)
@@ -351,10 +351,6 @@ class _TreeLayout:
         y = rect.cy + 6
         middle = cpu.x + cpu.w / 2
         return [(middle, cpu.y), (middle, corridor), (lane, corridor), (lane, y), (rect.x, y)]
-
-    def _column_width(self, box_id: str) -> float:
-        c = self.column[box_id]
-        return max(self.size[b][0] for b, col in self.column.items() if col == c)
 
     def _stub_y(self, rect: Rect, index: int) -> float:
         return rect.y + STUB_FIRST + index * STUB_PITCH

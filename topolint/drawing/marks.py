@@ -71,8 +71,11 @@ def _legs(diagram: Diagram, stops: list[str], start: str, ends: list[str]) -> li
 
 
 def _graph_nodes(diagram: Diagram) -> dict[str, tuple]:
-    """Entity -> graph node; a NIC port's entity -> its NET node."""
-    found = {}
+    """Entity -> graph node; a NIC port's entity -> its NET node (once per diagram)."""
+    found = getattr(diagram, "_entity_nodes", None)
+    if found is not None:
+        return found
+    found = diagram._entity_nodes = {}
     for box in diagram.boxes.values():
         if box.graph_node is not None:
             for entity in box.entities:
