@@ -313,6 +313,14 @@ def _launcher(n: int) -> str:
     return "import os\n" + "".join(f'os.environ["NCCL_X{i}"] = "v{i}"\n' for i in range(n))
 
 
+def _workflow(n: int) -> str:
+    """A GitHub Actions job of n steps, each with env, a run script and a $GITHUB_ENV line."""
+    head = "on: [push]\nenv:\n  NCCL_DEBUG: WARN\njobs:\n  test:\n    runs-on: gpu\n    steps:\n"
+    return head + "".join(f"      - name: s{i}\n        env:\n          NCCL_X{i}: v{i}\n        run: |\n"
+                          f"          export NCCL_Y{i}=w{i}\n          echo NCCL_Z{i}=u{i} >> $GITHUB_ENV\n"
+                          for i in range(n))
+
+
 def _named(make: Callable[[int], str], name: str) -> Callable[[int], str]:
     make.__name__ = name
     return make
@@ -360,6 +368,7 @@ GROWERS: tuple[Grower, ...] = (
     Grower("deepspeed-env", _named(_joined(setting_line), "deepspeed_env_lines"), 200),
     Grower("config-yaml", _pod, 150),
     Grower("python", _launcher, 150),
+    Grower("github-actions", _workflow, 40),
 )
 
 

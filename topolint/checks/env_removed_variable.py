@@ -1,7 +1,9 @@
 """ENV002: a variable (or value) the NCCL version in force no longer reads, reads as deprecated, or
 does not read yet. The version is the one the setting's job loads (model/nccl_in_force.py:
 ``--nccl-version``, the configuration, else what the repository installs, else the newest known);
-where the files leave several versions possible, a finding holds for each of them."""
+where the files leave several versions possible, a finding holds for each of them.
+Removed and renamed names are warnings (NCCL ignores them); a deprecated name or value NCCL
+still reads is info: the setting works, but has a successor."""
 
 from __future__ import annotations
 
@@ -41,6 +43,9 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 hit.evidence.insert(1, f"catalog: {setting.name}: {entry.get('status_text', status)}")
                 if status == "renamed" and replacement:  # same meaning under the new name
                     hit.autofix = rename_fix(setting, replacement)
+                if status == "deprecated":  # NCCL still reads it: the setting works, so it is worth knowing
+                    hit.severity = "info"
+                    hit.evidence.append(f"NCCL {in_force.version} still reads {setting.name}; the setting takes effect")
                 yield hit
                 continue
             unread = [not_read(setting.name, v) for v in versions] if entry.get("reader") == "nccl" else [None]
@@ -53,6 +58,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                     hit = _hit(setting, in_force, status="deprecated", when=f"deprecated since NCCL {since}",
                                replacement="", advice=f"the value {value} is deprecated; unset it")
                     hit.variant = "value"
+                    hit.severity = "info"  # deprecated, still read: it works
                     yield hit
 
 

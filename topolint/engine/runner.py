@@ -351,6 +351,37 @@ def _release_facts(node: NodeModel) -> None:
         setattr(node, name, [])
 
 
+def one_per_setting(hits: list[Hit]) -> list[Hit]:
+    """One hit per written setting and cause: a setting written once can apply to several scopes
+    (a YAML anchor or merge key shared by services or replica types, a .env file that a compose
+    service reads and that is checked on its own, a file sourced from two branches). The first
+    hit stays and names the other scopes; the rest are the same finding again."""
+    kept: dict[tuple, Hit] = {}
+    others: dict[tuple, int] = {}  # how many scopes each kept hit stands for besides its own
+    out = []
+    for hit in hits:
+        name = hit.fields.get("name")
+        if not name or not hit.entity.startswith("env/"):
+            out.append(hit)
+            continue
+        key = (hit.location.path, hit.location.line, hit.location.column, hit.variant, name)
+        first = kept.get(key)
+        if first is None:
+            kept[key] = hit
+            out.append(hit)
+        elif hit.fields.get("scope") != first.fields.get("scope"):
+            others[key] = others.get(key, 0) + 1
+            if others[key] <= _SCOPES_NAMED:
+                first.evidence.append(f"the same setting applies to scope {hit.fields.get('scope')} too")
+    for key, count in others.items():
+        if count > _SCOPES_NAMED:
+            kept[key].evidence.append(f"... and to {count - _SCOPES_NAMED} more scopes")
+    return out
+
+
+_SCOPES_NAMED = 8
+
+
 def run_config_checks(prepared: list[tuple], collection: Collection, options: RunOptions, result: RunResult) -> None:
     """Checks with NEEDS "config" run once over every config file, with the --topology nodes.
 
@@ -377,7 +408,7 @@ def run_config_checks(prepared: list[tuple], collection: Collection, options: Ru
             continue
         for name in set(node_of.values()):
             result.ran.setdefault(name, set()).add(rule.code)
-        for hit in _hits(rule, module, context, params, result, "the config files"):
+        for hit in one_per_setting(_hits(rule, module, context, params, result, "the config files")):
             result.findings.append(to_finding(rule, node_of.get(hit.location.path, "-"), hit))
         result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # e.g. why a finding has no fix
         context.notes.clear()
