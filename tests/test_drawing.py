@@ -245,6 +245,24 @@ def test_check_html_is_one_self_contained_page_under_500_kb(tmp_path):
     assert "Estimate: allreduce of 8G per rank on 2 node(s)" in text and "channel orders of" in text
 
 
+def test_a_cached_run_still_draws_its_nodes(tmp_path, monkeypatch):
+    """The rules stage drops a node's facts, and the cache spares parsing it: the drawing reads the
+    inputs again, so a warm run draws what a cold one does."""
+    monkeypatch.delenv("TOPOLINT_NO_CACHE", raising=False)
+    cold, warm = tmp_path / "cold.html", tmp_path / "warm.html"
+    for out in (cold, warm):
+        run_cli("check", DGX, "--isolated", "--cache-dir", tmp_path / "cache", "--format", "html", "-o", out)
+    assert any((tmp_path / "cache").rglob("*.json"))
+    assert warm.read_text() == cold.read_text() and "tl-mark-warning" in warm.read_text()
+
+
+def test_the_python_api_renders_html_and_markdown():
+    import topolint
+
+    result = topolint.check([DGX], isolated=True)
+    assert result.render("html").count("<svg") == 1 and "```mermaid" in result.render("markdown")
+
+
 def test_check_html_draws_each_node_of_a_cluster(tmp_path):
     cluster = tmp_path / "cluster"
     for name, source in (("a", DRAWING / "gb200-tray-dump.xml"), ("b", ROOT / DGX)):
@@ -277,7 +295,7 @@ def test_estimate_html_shows_the_drawing_bottleneck_and_channel_orders():
     assert result.exit_code == 0, result.stderr
     text = result.stdout
     assert "tl-bottleneck" in text and "<svg" in text
-    assert "channel orders of NCCL&#39;s selected algorithm" in text or "channel orders of NCCL's selected" in text
+    assert "channel orders of tree (topolint&#39;s approximation of NCCL&#39;s graph search" in text
     assert re.search(r"channels? [\d, ]+: NIC mlx5_0:1 &gt; GPU 0 &gt; GPU 2", text)
 
 
@@ -371,3 +389,12 @@ def test_the_corpus_node_of_the_readme_is_laid_out_without_overlaps(corpus):
     findings = run_check(CheckOptions(paths=[path], cache=False, isolated=True)).active
     rects = layout(picture(node, findings, VERSION).diagram).label_rects()
     assert not [(a, b) for i, (a, ra) in enumerate(rects) for b, rb in rects[i + 1:] if ra.intersects(rb)]
+
+
+def test_graph_of_an_unreadable_input_says_why_and_exits_2(tmp_path):
+    bad = tmp_path / "topo.xml"
+    bad.write_text('<system version="1"><cpu', encoding="utf-8")
+    result = run_cli("graph", bad, "--isolated")
+    assert result.exit_code == 2 and "TL001" in result.stderr and "Traceback" not in result.stderr
+    nothing = run_cli("graph", FIXTURES / "rules" / "ENV004" / "bad.env", "--isolated")
+    assert nothing.exit_code == 2 and "nothing to draw" in nothing.stderr

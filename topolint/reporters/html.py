@@ -65,7 +65,6 @@ def _page(**context) -> str:
 
     digest = base64.b64encode(hashlib.sha256(FILTER_SCRIPT.encode()).digest()).decode()
     context.setdefault("estimate_findings", [])
-    context.setdefault("orders", [])
     template = _environment().get_template("report.html.j2")
     return template.render(tool_version=__version__, script=Markup(FILTER_SCRIPT), script_hash=f"sha256-{digest}",
                            **context)
@@ -84,8 +83,11 @@ def _label(diagram, entity: str | None) -> str:
         return "-"
     box = diagram.box_of_entity(entity) if diagram is not None else None
     if box is not None and box.kind == "gpu":
-        return box.title
-    return parse_entity(entity).label
+        return box.title  # "GPU 0", as the drawing names it
+    ref = parse_entity(entity)
+    if box is not None and box.kind == "switch" and ref.kind == "pci":
+        return f"switch {ref.name}"
+    return ref.label
 
 
 def channel_orders(diagram, algorithm) -> list[str]:
@@ -171,8 +173,8 @@ def render_node_html(picture, findings: list, nccl_version: str) -> str:
 
 
 def render_estimate_html(run, picture) -> str:
-    """`estimate --format html`: the estimates, and the node drawn with the bottleneck of NCCL's
-    selected algorithm (of the largest size) and that algorithm's channel orders."""
+    """`estimate --format html`: each size's table with the channel orders of NCCL's selected
+    algorithm, and the node drawn with the bottlenecks of the largest size marked."""
     estimates = [_estimate(picture, e) for e in run.estimates]
     drawn = []
     if picture is not None:
@@ -183,7 +185,4 @@ def render_estimate_html(run, picture) -> str:
                  pictures=drawn, estimates=[e for e in estimates if e],
                  estimate_findings=[{"code": f["code"], "severity": f["severity"], "message": f["message"],
                                      "where": f"{f['path']}:{f['line']}", "entity": f["entity"],
-                                     "on": ", ".join(f["on_bottleneck_of"])} for f in run.findings],
-                 orders=channel_orders(picture.diagram if picture else None,
-                                       run.estimates[-1].selected_estimate)
-                 if run.estimates and run.estimates[-1].selected_estimate else [])
+                                     "on": ", ".join(f["on_bottleneck_of"])} for f in run.findings])
