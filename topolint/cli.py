@@ -90,6 +90,9 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                           help="honour only suppression comments that give a reason")
     settings.add_argument("--baseline", type=Path, default=None,
                           help="JSON baseline: findings it holds are reported as baselined, not as new")
+    settings.add_argument("--baseline-missing", choices=["error", "empty"], default="error",
+                          help="a --baseline file that does not exist: error (exit 2, the default) or empty (every "
+                               "finding is new: a first CI run before the baseline is committed)")
     settings.add_argument("--cross-file", choices=["include", "exclude", "only"], default="include",
                           help="findings that involve several files (settings against a topology, a dump "
                                "against a matrix): include (default), exclude (the per-file pre-commit hook) or "
@@ -101,9 +104,12 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
 
 
 def _rules_arguments(commands) -> argparse.ArgumentParser:
-    rules = commands.add_parser("rules", help="list the rules")
+    rules = commands.add_parser("rules", help="list the rules (--variables: the environment variables topolint knows)")
     rules.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     rules.add_argument("--rule-dir", action="append", type=Path, default=[])
+    rules.add_argument("--variables", action="store_true",
+                       help="list the NCCL_* variables ENV001 knows instead: the NCCL releases that read each "
+                            "(from NCCL's sources at its release tags), its status and its reader")
     return rules
 
 

@@ -3,10 +3,14 @@ reading it (as ruff's cache does for unchanged files).
 
 An entry holds the findings, notes and rules-that-ran of one node, keyed by everything they
 depend on: the node's name and files (path, format, text), the rule definitions as loaded
-(site rules and configured parameters included), the run options, and topolint's own code
-(version plus size and mtime of every module). Suppression, selection, severity overrides and
-the baseline apply after the rules, so they are not part of the key. Nodes with config files
-or unreadable inputs are never cached. ``--no-cache`` or TOPOLINT_NO_CACHE=1 turns it off.
+(site rules and configured parameters included), the run options (the NCCL version and where it
+was named, extra variables), and topolint's own code (version plus size and mtime of every
+module). Configuration is found per file, so the rules and options are those of the
+configuration that governs the node (commands/check.py ``_Caches``: one ``ResultCache`` per
+configuration, one directory): editing a nested configuration changes the keys of exactly the
+nodes below it. Suppression, selection, severity overrides and the baseline apply after the
+rules, so they are not part of the key. Nodes with config files or unreadable inputs, and nodes
+checked against a topology, are never cached. ``--no-cache`` or TOPOLINT_NO_CACHE=1 turns it off.
 """
 
 from __future__ import annotations
@@ -88,7 +92,8 @@ class ResultCache:
         # Computed on the first key: a run with config files asks for none and skips the code walk.
         options = self._options
         return json.dumps([FORMAT_VERSION, _code_fingerprint(), _rules_fingerprint(self._rules),
-                           str(options.nccl_version), getattr(options, "nccl_version_origin", "default"), options.gdr_level,
+                           str(options.nccl_version), getattr(options, "nccl_version_origin", "default"),
+                           getattr(options, "nccl_version_named", ""), options.gdr_level,
                            list(options.extra_variables)])
 
     def key(self, node) -> str:

@@ -194,7 +194,7 @@ class _Collector:
                 continue
             if not self.result.configs and all(s.format not in config_names.CONFIG_FORMATS for s in node.sources.values()):
                 node.cache_key = cache.key(node)
-                node.cached = cache.get(node.cache_key)
+                node.cached = cache.get(node.cache_key) if node.cache_key is not None else None
                 if node.cached is not None:
                     node.pending = []
                     self.result.notes.extend(node.cached["collect_notes"])
@@ -343,24 +343,12 @@ def _looks_like_input(path: str) -> bool:
 
 
 def collect(paths: list[str], node_name: str | None = None, stdin_filename: str | None = None,
-            stdin=None, exclude=None, topology: str | None = None, cache=None,
-            budget: InputBudget | None = None, lazy: bool = False) -> Collection:
+            stdin=None, exclude=None, cache=None, budget: InputBudget | None = None, lazy: bool = False) -> Collection:
     """``exclude`` (Path -> bool) applies to what folder walks find; the caller filters the paths
-    it names (``--force-exclude``). ``topology`` (``--topology``: a dump, a matrix, a node folder
-    or a cluster folder) is read as nodes that config rules check settings against. ``lazy``:
-    machine outputs stay unparsed until ``Collection.materialize(node)`` (the runner's job)."""
-    if topology is not None:
-        # Not cached: what a node's measurements are judged against depends on the topology given.
-        budget = budget or InputBudget()
-        result = collect(paths, node_name, stdin_filename, stdin, exclude, cache=None, budget=budget)
-        known = collect([topology], exclude=exclude, budget=budget)
-        result.topology_nodes = [n for n in known.nodes if n.available()]
-        result.nodes.extend(n for n in known.nodes if n.available())
-        result.problems.extend(known.problems)
-        result.notes.extend(known.notes)
-        result.configs.extend(known.configs)
-        return result
-    lazy = lazy and topology is None
+    it names (``--force-exclude``). ``cache``: nodes it answers for are not parsed (its ``key``
+    may be None: that node is not cached). ``lazy``: machine outputs stay unparsed until
+    ``Collection.materialize(node)`` (the runner's job). A topology that config files are checked
+    against is collected on its own (commands/check.py): it is context, not a checked path."""
     collector = _Collector(exclude, defer=cache is not None or lazy, budget=budget, lazy=lazy)
     collector.result.materialize = collector.materialize if lazy else None
     named_files: list[str] = []

@@ -27,7 +27,7 @@ def render_full(report: Report) -> str:
     for f in report.findings:
         if f.suppressed:
             continue
-        out.append(finding_line(f, report.color))
+        out.append(finding_line(f, report.color, report.unsafe_fixes))
         out.extend("  " + line for line in _frame(report, f.path, f.line, f.column))
         out.append(f"  = entity: {visible(f.entity)}")
         for related in f.related:
