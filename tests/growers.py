@@ -313,6 +313,16 @@ def _launcher(n: int) -> str:
     return "import os\n" + "".join(f'os.environ["NCCL_X{i}"] = "v{i}"\n' for i in range(n))
 
 
+def _inventory(n: int) -> str:
+    """A node inventory (docs/fleet.md) of n RDMA ports, each with its values and lines."""
+    ports = ",\n".join(
+        f'    {{"name": "mlx5_{i}:1", "rate_gbps": {{"value": 400, "path": "n/ibstat.txt", "line": {i * 9 + 5}}}, '
+        f'"firmware": {{"value": "28.39.{i}", "path": "n/ibstat.txt", "line": {i * 9 + 3}}}}}'
+        for i in range(n))
+    return ('{\n  "topolint_inventory": 1,\n  "node": "n",\n'
+            f'  "nic_ports": {{"value": {n}, "path": "n/ibstat.txt", "line": 1}},\n  "nics": [\n{ports}\n  ]\n}}\n')
+
+
 def _named(make: Callable[[int], str], name: str) -> Callable[[int], str]:
     make.__name__ = name
     return make
@@ -360,6 +370,7 @@ GROWERS: tuple[Grower, ...] = (
     Grower("deepspeed-env", _named(_joined(setting_line), "deepspeed_env_lines"), 200),
     Grower("config-yaml", _pod, 150),
     Grower("python", _launcher, 150),
+    Grower("topolint-inventory", _inventory, 40),
 )
 
 

@@ -75,6 +75,9 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
     check.add_argument("-j", "--jobs", type=_job_count, default=-1, metavar="N",
                        help="processes that check nodes (default: up to 4 for runs of 256 nodes or more, on Linux; "
                             "0: one per CPU); output is the same, memory grows with each")
+    check.add_argument("--inventory", metavar="PATH", type=Path, default=None,
+                       help="write each node's inventory (docs/fleet.md): a file for one node, else a folder "
+                            "with NODE.json per node; `topolint check FOLDER` reads them back")
     check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
     settings = check.add_argument_group("configuration, suppressions and baseline")
     settings.add_argument("--config", type=Path, default=None,

@@ -56,6 +56,7 @@ class CheckOptions:
     cross_file: str = "include"  # include, exclude or only (the pre-commit hooks: see is_cross_file)
     max_total_input: int | None = None  # bytes one run reads (inputs.source.MAX_TOTAL_INPUT_BYTES)
     jobs: int = 1  # processes checking nodes (engine/parallel.py); 0: one per CPU
+    inventory: Path | None = None  # --inventory: build every node's inventory (CheckResult.inventories)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class CheckResult:
     config_path: Path | None = None
     notes: list[str] = field(default_factory=list)  # skipped files, rules that did not run (--verbose)
     messages: list[str] = field(default_factory=list)  # always worth saying: baseline, hidden TL001
+    inventories: dict = field(default_factory=dict)  # node -> fleet Inventory, with CheckOptions.inventory
 
     @property
     def active(self) -> list[Finding]:
@@ -316,7 +318,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     config, rules, chosen = plan.loaded.config, plan.rules, plan.chosen
     baseline = _load_baseline(options)
     run_options = RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables),
-                             jobs=options.jobs)
+                             jobs=options.jobs, inventories=options.inventory is not None)
     cache = ResultCache(plan.cache_dir, rules, run_options) if plan.cache_dir is not None else None
     collection = _collect(options, plan, cache, lazy=True)  # nodes parsed one at a time by the runner
     try:
@@ -359,8 +361,12 @@ def run_check(options: CheckOptions) -> CheckResult:
     )
     messages += [error.line() for error in result.internal_errors]
     notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen]
+    inventories = {}
+    if options.inventory is not None:  # what the nodes' own files gave (not inventories read back)
+        read_back = {node.name for node in collection.nodes if node.inventory is not None}
+        inventories = {name: inv for name, inv in result.inventories.items() if name not in read_back}
     return CheckResult(findings=findings, report=report, fail_level=plan.fail_level, nccl_version=str(plan.version),
-                       config_path=plan.loaded.path, notes=notes, messages=messages)
+                       config_path=plan.loaded.path, notes=notes, messages=messages, inventories=inventories)
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:
@@ -442,7 +448,7 @@ def options_from_args(args) -> CheckOptions:
         require_suppression_reason=args.require_suppression_reason, baseline=args.baseline,
         update_baseline=args.update_baseline, cross_file=args.cross_file,
         max_total_input=_size(getattr(args, "max_total_input", None)),
-        jobs=getattr(args, "jobs", 1),
+        jobs=getattr(args, "jobs", 1), inventory=getattr(args, "inventory", None),
     )
 
 
@@ -513,6 +519,15 @@ def cli(args) -> int:
 
 
 def _print_result(result: CheckResult, args, outputs) -> int:
+    if getattr(args, "inventory", None) is not None:
+        from topolint.fleet.files import write_inventories
+
+        try:
+            written = write_inventories(result.inventories, args.inventory)
+        except OSError as exc:
+            raise UsageError(f"cannot write inventory {args.inventory}: {exc.strerror or exc}") from None
+        if not args.quiet:
+            print(f"topolint: wrote {written}", file=sys.stderr)
     for message in result.messages:
         if not args.quiet or message.startswith("topolint: error:"):  # --quiet keeps errors only
             print(message, file=sys.stderr)

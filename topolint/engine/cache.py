@@ -25,7 +25,7 @@ from topolint.engine.fixes import Fix
 from topolint.model.facts import Location, build
 
 CACHE_DIR_NAME = ".topolint_cache"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: entries keep the node's inventory (docs/fleet.md)
 # An entry is ~14 KB a node; past this the oldest entries go (checked once per run that writes).
 MAX_CACHE_BYTES = 256 * 1024 * 1024
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
@@ -113,14 +113,25 @@ class ResultCache:
             if not _valid_entry(entry):
                 return None
             entry["findings"] = self.findings(entry)
+            if entry["inventory"] is not None:
+                from topolint.fleet.inventory import inventory_from_plain
+
+                entry["inventory"] = inventory_from_plain(entry["inventory"])
         except (OSError, ValueError, RecursionError, TypeError, KeyError, AttributeError):
             return None
         return entry
 
     def put(self, key: str, findings: list[Finding], notes: list[str], ran: set[str],
-            collect_notes: list[str]) -> None:
+            collect_notes: list[str], inventory=None) -> None:
+        """``inventory``: the node's fleet inventory, when the run built one (the cluster stage of a
+        warm run reads it from here)."""
+        plain = None
+        if inventory is not None:
+            from topolint.fleet.inventory import inventory_plain
+
+            plain = inventory_plain(inventory)
         entry = {"findings": [_finding_dict(f) for f in findings], "notes": notes, "ran": sorted(ran),
-                 "collect_notes": collect_notes}
+                 "collect_notes": collect_notes, "inventory": plain}
         path = self._path(key)
         try:
             self._prepare()
@@ -175,7 +186,7 @@ def _valid_fix(fix) -> bool:
 
 def _valid_entry(entry) -> bool:
     """True when ``entry`` has exactly the shape ``put`` writes."""
-    if not isinstance(entry, dict) or set(entry) != {"findings", "notes", "ran", "collect_notes"}:
+    if not isinstance(entry, dict) or set(entry) != {"findings", "notes", "ran", "collect_notes", "inventory"}:
         return False
     if not all(isinstance(entry[k], list) and all(isinstance(x, str) for x in entry[k])
                for k in ("notes", "ran", "collect_notes")):

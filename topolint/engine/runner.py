@@ -23,14 +23,16 @@ class RunOptions:
     gdr_level: str | None = None  # a configured NCCL_NET_GDR_LEVEL, when one is known
     extra_variables: tuple[str, ...] = ()  # NCCL_* names to accept as known (config extra-variables)
     jobs: int = 1  # processes that check nodes (engine/parallel.py); 0: one per CPU
+    inventories: bool = False  # build every node's inventory, even with no cluster stage (--inventory)
 
 
 class CheckContext:
     """What a check sees: one node, the NCCL version assumed, and NCCL's graph on demand."""
 
     def __init__(self, node: NodeModel | None, options: RunOptions, configs: list | None = None,
-                 topology_nodes: list[NodeModel] | None = None):
+                 topology_nodes: list[NodeModel] | None = None, cluster=None):
         self.node = node
+        self.cluster = cluster  # fleet.cluster.ClusterModel, for the cluster stage's checks (NEEDS "cluster", ...)
         self.options = options
         self.configs = configs or []  # ConfigFile (model/config.py), for checks with NEEDS "config"
         self.topology_nodes = topology_nodes or []  # --topology nodes: config checks, and PERF expectations
@@ -57,6 +59,7 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     ran: dict[str, set[str]] = field(default_factory=dict)  # node name -> codes of the rules that ran on it
     internal_errors: list[InternalError] = field(default_factory=list)  # bugs in checks (engine/internal.py)
+    inventories: dict[str, Any] = field(default_factory=dict)  # node name -> fleet.inventory.Inventory
 
 
 def _format(template: str, fields: dict[str, Any], rule: RuleDefinition) -> str:
@@ -155,7 +158,8 @@ def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tu
         return prepare([r for r in rules if r.code in needs]), needs
     offered = [node.available() for node in collection.nodes if node.cached is None]
     runnable = [r for r in rules if r.code in needs and (
-        "config" in needs[r.code] or any(all(n in available for n in needs[r.code]) for available in offered))]
+        "config" in needs[r.code] or is_cluster_check(needs[r.code])
+        or any(all(n in available for n in needs[r.code]) for available in offered))]
     return prepare(runnable), needs
 
 
@@ -173,16 +177,21 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
     by_code = {p[0].code: p for p in prepared}
     # (rule, module, params); module None: no node has its inputs, so it was not imported.
     node_rules = [(r, *(by_code[r.code][1:] if r.code in by_code else (None, None))) for r in rules
-                  if r.code in needs and "config" not in needs[r.code]]
+                  if r.code in needs and "config" not in needs[r.code] and not is_cluster_check(needs[r.code])]
     unreadable = _UnreadableNodes(collection)
     keep = {id(node) for node in collection.topology_nodes}  # config rules read them after the loop
     checker = _NodeChecker(rules, node_rules, needs, collection, options)
+    # Cached entries always keep the inventory: a later cluster run of the same node reads it there.
+    checker.inventories = options.inventories or cache is not None or (
+        len(collection.nodes) >= 2 and any(is_cluster_check(n) for n in needs.values()))
     from_workers = _worker_outcomes(checker, collection, options)
     for node in collection.nodes:
         if node.cached is not None:  # unchanged since a run the cache remembers
             result.findings.extend(cache.findings(node.cached))
             result.notes.extend(node.cached["notes"])
             result.ran.setdefault(node.name, set()).update(node.cached["ran"])
+            if checker.inventories and node.cached.get("inventory") is not None:
+                result.inventories[node.name] = node.cached["inventory"]
             continue
         first_finding, first_note = len(result.findings), len(result.notes)
         errors_before = len(result.internal_errors)
@@ -195,12 +204,13 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
         if cache is not None and node.cache_key and node.name not in unreadable.names() \
                 and len(result.internal_errors) == errors_before:
             cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:],
-                      result.ran[node.name], node.notes)
+                      result.ran[node.name], node.notes, result.inventories.get(node.name))
         if collection.materialize is not None and id(node) not in keep:
             _release_facts(node)
     if from_workers is not None:
         from_workers.close()  # the workers end here, not when the generator is collected
     run_config_checks(prepared, collection, options, result)
+    run_cluster_checks(prepared, collection, options, result)
     # Input problems last: a lazy collection finds some (TL001) only when it parses a node.
     result.findings[:0] = input_findings({r.code: r for r in rules}, collection)
     result.internal_errors[:0] = [InternalError(path, rule, describe(exc))
@@ -218,6 +228,7 @@ class _NodeChecker:
         self.collection, self.options = collection, options
         self.input_codes = {r.code for r in rules if r.check == "inputs"}  # TL001 and kin: from collect
         self._plans: dict[frozenset, list[tuple]] = {}
+        self.inventories = False  # build each node's inventory once its rules ran (the cluster stage reads them)
 
     def plan(self, available: set[str]) -> list[tuple]:
         """(rule, module, params, missing) for each node rule, in order; ``missing``: the inputs
@@ -235,6 +246,8 @@ class _NodeChecker:
         if node.pending and self.collection.materialize is not None:
             self.collection.materialize(node)  # a lazy collection: parsed now, dropped after its checks
         _check_node(node, self, self.collection, self.options, result)
+        if self.inventories:
+            _add_inventory(node, self.collection, result)
 
     def __call__(self, node: NodeModel) -> RunResult:
         """In a worker: the node's result; its facts are dropped as the parent drops them."""
@@ -331,4 +344,50 @@ def run_config_checks(prepared: list[tuple], collection: Collection, options: Ru
         for hit in _hits(rule, module, context, params, result, "the config files"):
             result.findings.append(to_finding(rule, node_of.get(hit.location.path, "-"), hit))
         result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # e.g. why a finding has no fix
+        context.notes.clear()
+
+
+def is_cluster_check(needs: tuple) -> bool:
+    """A check of the cluster stage: its NEEDS start with "cluster" (fleet/cluster.py)."""
+    return bool(needs) and needs[0] == "cluster"
+
+
+def _add_inventory(node: NodeModel, collection: Collection, result: RunResult) -> None:
+    """The node's inventory, built from its facts before they are released (an internal error,
+    not a lost run, when building it raises)."""
+    from topolint.fleet.build import node_inventory
+
+    try:
+        inventory = node_inventory(node, collection.configs)
+    except Exception as exc:  # noqa: BLE001 - a bug in the inventory builder: exit 2, the run goes on
+        result.internal_errors.append(InternalError(node_input(node), "inventory", describe(exc)))
+        return
+    if inventory is not None:
+        result.inventories[node.name] = inventory
+
+
+def run_cluster_checks(prepared: list[tuple], collection: Collection, options: RunOptions, result: RunResult) -> None:
+    """The cluster stage: checks with NEEDS ("cluster", ...) run once, after every node's rules,
+    on a ClusterModel of the nodes' inventories (in this process: workers sent theirs back).
+
+    A hit is about one node: its entity starts with the node's name (fleet/cluster.py)."""
+    cluster_rules = [p for p in prepared if is_cluster_check(tuple(p[1].NEEDS))]
+    if not cluster_rules or len(result.inventories) < 2:
+        return
+    from topolint.fleet.cluster import ClusterModel, node_of_entity
+
+    order = [node.name for node in collection.nodes if node.name in result.inventories]
+    cluster = ClusterModel(inventories={name: result.inventories[name] for name in order})
+    available = cluster.available()
+    context = CheckContext(None, options, collection.configs, cluster=cluster)
+    for rule, module, params in cluster_rules:
+        missing = [need for need in module.NEEDS if need not in available]
+        if missing:
+            result.notes.append(f"{rule.code} not run on the cluster: no {', '.join(missing)} input")
+            continue
+        for name in order:
+            result.ran.setdefault(name, set()).add(rule.code)
+        for hit in _hits(rule, module, context, params, result, "the cluster"):
+            result.findings.append(to_finding(rule, node_of_entity(hit.entity), hit))
+        result.notes.extend(f"{rule.code} {note}" for note in context.notes)
         context.notes.clear()

@@ -124,10 +124,21 @@ def _nccl_log(text: str) -> str | None:
     return NCCL_LOG if "NCCL " in text and _LOG_LINE.search(text) else None
 
 
+INVENTORY = "topolint-inventory"
+
+
+def _inventory(text: str) -> str | None:
+    """A node inventory (docs/fleet.md): a JSON object with the "topolint_inventory" key near its start."""
+    from topolint.fleet.inventory import looks_like_inventory
+
+    return INVENTORY if text[:1] in ("{", " ", "\n", "\r", "\t") and looks_like_inventory(text) else None
+
+
 # Each detector looks at the head of a file and names its format or returns None. One line per
 # family of formats; the first that answers wins, so put stricter detectors first.
 DETECTORS = [
     _nccl_xml,
+    _inventory,
     _nvidia_smi_topo,
     _nvidia_smi_nvlink,
     _hwloc,

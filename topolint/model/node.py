@@ -39,6 +39,7 @@ class NodeModel:
     bundle: BundleManifest | None = None  # the node bundle it was read from (inputs/bundle.py)
     fabric: list = field(default_factory=list)  # FabricFile: ibstat, show_gids, ethtool, mounts... (model/fabric.py)
     measured: list[MeasuredFile] = field(default_factory=list)  # model/measured.py: nccl-tests output, NCCL logs
+    inventory: object = None  # fleet.inventory.Inventory: a node read from an inventory file (docs/fleet.md)
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
     # until the result cache has said whether this node needs checking at all.
@@ -90,6 +91,8 @@ class NodeModel:
                 kinds.add(kind)
         if self.bundle is not None:
             kinds.add("bundle")
+        if self.inventory is not None:
+            kinds.add("inventory")  # the cluster stage's input, no node rule's
         if kinds & {"matrix", "bundle", "lspci", "numactl"}:
             kinds.add("input that can be partial")  # TL005: cut matrices, failed bundle commands, non-root lspci
         if len(kinds & {"topology", "matrix", "lspci", "numactl"}) >= 2 \

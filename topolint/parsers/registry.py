@@ -36,6 +36,7 @@ PARSERS = {
     "mounts": "topolint.parsers.mounts:parse_mounts",
     "nccl-tests": "topolint.parsers.nccl_tests:parse_nccl_tests",
     "nccl-log": "topolint.parsers.nccl_log:parse_nccl_log",
+    "topolint-inventory": "topolint.parsers.inventory_json:parse_inventory",  # docs/fleet.md
     # Config formats (infra files): see topolint/inputs/config_names.py.
     "shell": "topolint.parsers.shell:parse_shell",
     "dockerfile": "topolint.parsers.dockerfile:parse_dockerfile",

@@ -1,0 +1,128 @@
+"""What the cross-node rules compare: each inventory flattened into attributes with a key that
+is the same on every node (``("nic", "mlx5_3:1", "rate_gbps")``), the entity of the node's part,
+how to name the part and the value in a message, and whether it is hardware (FLEET001) or
+configuration (FLEET003).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from topolint.fleet.cluster import attribute_entity, system_entity
+from topolint.fleet.inventory import Inventory, Sourced
+from topolint.model.node import gpu_entity, nic_entity
+
+HARDWARE, CONFIG = "hardware", "config"
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """How one attribute is named: ``what`` and ``unit`` word its value, ``verb`` says what the
+    majority does ("run 400 Gb/s", "have 8 GPUs")."""
+
+    name: str
+    kind: str  # HARDWARE or CONFIG
+    verb: str
+    unit: str = ""  # "{} Gb/s": the value inside it
+    info: bool = False  # differences are worth knowing, not a warning (a GPU's idle PCIe speed)
+
+    def say(self, value) -> str:
+        shown = _number(value)
+        return self.unit.format(shown) if self.unit else shown
+
+
+def _number(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+SYSTEM = {
+    "gpu_count": Attribute("gpu_count", HARDWARE, "have", "{} GPUs"),
+    "nic_ports": Attribute("nic_ports", HARDWARE, "have", "{} RDMA ports"),
+    "numa_nodes": Attribute("numa_nodes", HARDWARE, "have", "{} NUMA nodes"),
+}
+GPU = {
+    "model": Attribute("model", HARDWARE, "have"),
+    "nvlinks": Attribute("nvlinks", HARDWARE, "have", "{} NVLinks"),
+    "pcie_gen": Attribute("pcie_gen", HARDWARE, "run", "PCIe Gen{}", info=True),
+    "pcie_width": Attribute("pcie_width", HARDWARE, "run", "PCIe x{}"),
+    "numa_node": Attribute("numa_node", HARDWARE, "have it on", "NUMA node {}"),
+}
+NIC = {
+    "model": Attribute("model", HARDWARE, "have"),
+    "rate_gbps": Attribute("rate_gbps", HARDWARE, "run", "{} Gb/s"),
+    "link_layer": Attribute("link_layer", HARDWARE, "run", "link layer {}"),
+    "netdev": Attribute("netdev", HARDWARE, "name it", "netdev {}"),
+    "mtu": Attribute("mtu", HARDWARE, "run", "active MTU {}"),
+    "netdev_mtu": Attribute("netdev_mtu", HARDWARE, "run", "netdev MTU {}"),
+    "pcie_gen": Attribute("pcie_gen", HARDWARE, "run", "PCIe Gen{}"),
+    "pcie_width": Attribute("pcie_width", HARDWARE, "run", "PCIe x{}"),
+    "numa_node": Attribute("numa_node", HARDWARE, "have it on", "NUMA node {}"),
+    "firmware": Attribute("firmware", CONFIG, "run", "firmware {}"),
+    "gid_index": Attribute("gid_index", CONFIG, "use", "GID index {}"),
+}
+SOFTWARE = {
+    "driver": Attribute("driver", CONFIG, "run", "driver {}"),
+    "cuda": Attribute("cuda", CONFIG, "run", "CUDA {}"),
+    "ofed": Attribute("ofed", CONFIG, "run", "OFED {}"),
+    "kernel": Attribute("kernel", CONFIG, "run", "kernel {}"),
+    "nvidia_peermem": Attribute("nvidia_peermem", CONFIG, "have it", "nvidia_peermem {}"),
+}
+ENV = Attribute("env", CONFIG, "set", "{}")
+UNSET = "unset"  # an NCCL variable a node with NCCL settings does not set
+
+
+@dataclass(frozen=True)
+class Value:
+    """One node's value of one attribute."""
+
+    key: tuple  # the same on every node: ("nic", "mlx5_3:1", "rate_gbps")
+    attribute: Attribute
+    part: str  # how the message names the node's part: "mlx5_3", "GPU 0000:18:00.0", "" (the node)
+    entity: str
+    value: object
+    source: Sourced  # for an NCCL variable the node does not set: its first NCCL setting's line
+
+
+def port_label(name: str) -> str:
+    """``mlx5_3`` for port 1 (the way people name an HCA), ``mlx5_0 port 2`` otherwise."""
+    hca, _, port = name.rpartition(":")
+    return hca if port == "1" else f"{hca} port {port}"
+
+
+def values(inventory: Inventory, env_names: frozenset[str] = frozenset()) -> Iterator[Value]:
+    """The node's known values; ``env_names``: the NCCL variables some node of the cluster sets
+    (a node with NCCL settings that lacks one is "unset" for it)."""
+    node = inventory.node
+    for name, attribute in SYSTEM.items():
+        found = getattr(inventory, name)
+        if found is not None:
+            yield Value(("system", name), attribute, "", system_entity(node, name), found.value, found)
+    for gpu in inventory.gpus:
+        entity = gpu_entity(node, gpu.key)
+        for name, attribute in GPU.items():
+            found = getattr(gpu, name)
+            if found is not None:
+                yield Value(("gpu", gpu.key, name), attribute, f"GPU {gpu.key}", attribute_entity(entity, name),
+                            found.value, found)
+    for nic in inventory.nics:
+        hca, _, port = nic.name.rpartition(":")
+        entity = nic_entity(node, hca, int(port))
+        inactive = nic.state is not None and nic.state.value != "active"  # a stale rate, NET003's business
+        for name, attribute in NIC.items():
+            found = getattr(nic, name)
+            if found is not None and not (inactive and name in ("rate_gbps", "mtu")):
+                yield Value(("nic", nic.name, name), attribute, port_label(nic.name),
+                            attribute_entity(entity, name), found.value, found)
+    for name, attribute in SOFTWARE.items():
+        found = getattr(inventory.software, name)
+        if found is not None:
+            yield Value(("software", name), attribute, "", system_entity(node, name), found.value, found)
+    if inventory.nccl_env:
+        first = next(iter(inventory.nccl_env.values()))
+        for name in sorted(env_names | set(inventory.nccl_env)):
+            found = inventory.nccl_env.get(name)
+            yield Value(("env", name), ENV, name, f"{node}/env/{name}",
+                        found.value if found is not None else UNSET, found or first)

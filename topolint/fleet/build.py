@@ -1,0 +1,270 @@
+"""A node's inventory from its facts (docs/fleet.md): what the node shows, each value with the
+input line that states it. Nothing is guessed: a value no input states stays absent (unknown).
+
+Where several inputs state one value, the most direct wins: for GPUs an NCCL topology dump,
+then lspci, then ``nvidia-smi topo -m`` (NVLinks: ``nvidia-smi nvlink -s`` first, it names each
+link's state); for RDMA ports the fabric view's join of ibstat, ibv_devinfo, ibdev2netdev,
+show_gids, ethtool and ip (model/fabric_view.py), then an NCCL dump's ``net`` elements. PCIe
+links are what lspci's LnkSta says the link trained at (a dump states the maximum, not the
+current state). A static NCCL_TOPO_FILE is a claim about what NCCL will use, not a fact about the
+machine: it is not read here.
+
+This reads the node model and the shared helpers of the checks (device kinds, the PCI id table);
+the cluster stage reads only what it returns.
+"""
+
+from __future__ import annotations
+
+import re
+
+import topolint
+from topolint.fleet.inventory import (
+    GpuInventory,
+    Inventory,
+    NicPortInventory,
+    SoftwareInventory,
+    Sourced,
+    sourced,
+)
+from topolint.model.facts import build
+from topolint.model.matrix import MatrixView, gpu_bus_ids, nv_count, single_numa, topo_matrices
+
+_BRACKETED = re.compile(r"\[([^\[\]]*[A-Za-z][^\[\]]*)\]")
+_NCCL_NAME = re.compile(r"NCCL_[A-Z0-9_]{1,128}")
+
+
+def _gpu_model(pci_id: str | None, description: str | None) -> str | None:
+    """One spelling per model, whatever the input: the name in topolint/data/pci_devices.toml
+    for a known PCI id, else the id, else lspci's bracketed name."""
+    from topolint.checks.gpu_link_slow import known_devices
+
+    if pci_id:
+        key = pci_id if pci_id.startswith("0x") else "0x" + pci_id.replace(":", ":0x")
+        name = known_devices().get(key.lower(), {}).get("name")
+        return name or key.lower()
+    names = _BRACKETED.findall(description or "")
+    return names[0] if names else None
+
+
+def _gen(gts: float | None) -> int | None:
+    from topolint.checks._host import generation
+
+    return generation(gts)
+
+
+class _Gpus:
+    """GPUs by bus id (or ``#index`` when no input gives the bus id), attribute by attribute."""
+
+    def __init__(self):
+        self.records: dict[str, GpuInventory] = {}
+        self.count: Sourced | None = None
+
+    def get(self, key: str, index: int | None = None) -> GpuInventory:
+        record = self.records.get(key)
+        if record is None:
+            bus = key if not key.startswith("#") else None
+            record = self.records[key] = build(GpuInventory, bus_id=bus, index=index)
+        elif record.index is None and index is not None:
+            record.index = index
+        return record
+
+    @staticmethod
+    def put(record, name: str, value: Sourced | None) -> None:
+        if value is not None and getattr(record, name) is None:
+            setattr(record, name, value)
+
+
+def _from_dumps(node, gpus: _Gpus) -> None:
+    for topology in node.topologies:
+        if topology.kind != "dump":
+            continue
+        pci = topology.pci_by_bus()
+        for gpu in topology.gpus:
+            record = gpus.get(gpu.bus_id, gpu.dev)
+            device = pci.get(gpu.bus_id)
+            if device is not None:
+                from topolint.checks._topology import pci_id
+
+                gpus.put(record, "model", sourced(_gpu_model(pci_id(device), None), device.loc))
+            links = [link for link in gpu.nvlinks if link.target != gpu.bus_id]
+            gpus.put(record, "nvlinks", sourced(sum(link.count or 0 for link in links), gpu.loc))
+            if gpu.cpu_index < len(topology.cpus):
+                numa = topology.cpus[gpu.cpu_index].numa_id
+                gpus.put(record, "numa_node", sourced(numa if numa is not None and numa >= 0 else None, gpu.loc))
+        if gpus.count is None:
+            gpus.count = sourced(len(topology.gpus), topology.system_loc)
+
+
+def _lspci_gpus(node) -> list:
+    """(lspci file, device) of each NVIDIA or AMD GPU, in bus order (nvidia-smi's index order)."""
+    from topolint.checks._host import device_kind
+
+    found = []
+    for lspci in node.lspci:
+        if lspci.kind not in ("verbose", "list"):
+            continue
+        found.extend((lspci, d) for d in lspci.devices if d.address and device_kind(d) == "gpu")
+        if found:
+            break
+    return sorted(found, key=lambda pair: pair[1].address)
+
+
+def _from_lspci(node, gpus: _Gpus, lspci_gpus: list) -> None:
+    from topolint.checks._host import pci_ids
+
+    for lspci, device in lspci_gpus:
+        record = gpus.get(device.address)
+        gpus.put(record, "model", sourced(_gpu_model(pci_ids(device), device.description), device.loc))
+        _put_link(gpus, record, device)
+    if gpus.count is None and lspci_gpus:
+        gpus.count = sourced(len(lspci_gpus), lspci_gpus[0][1].loc)
+
+
+def _put_link(gpus, record, device) -> None:
+    state = device.lnk_sta
+    if state is not None:
+        gpus.put(record, "pcie_gen", sourced(_gen(state.speed_gts), state.loc))
+        gpus.put(record, "pcie_width", sourced(state.width, state.loc))
+    if device.numa_node is not None and device.numa_node >= 0:
+        gpus.put(record, "numa_node", sourced(device.numa_node, device.numa_loc))
+
+
+def _index_keys(node, count: int, lspci_gpus: list) -> dict[int, str]:
+    """nvidia-smi GPU index -> the bus id it is: from a dump, else lspci's GPUs in bus order."""
+    keys = gpu_bus_ids(node, count)
+    if not keys and len(lspci_gpus) == count:
+        keys = {index: device.address for index, (_, device) in enumerate(lspci_gpus)}
+    return keys
+
+
+def _from_nvlink_status(node, gpus: _Gpus, lspci_gpus: list) -> None:
+    """Active NVLinks per GPU from ``nvidia-smi nvlink -s``: the most direct count (it wins)."""
+    for status in node.nvlink_status:
+        keys = _index_keys(node, len(status.gpus), lspci_gpus)
+        for gpu in status.gpus:
+            record = gpus.get(keys.get(gpu.index, f"#{gpu.index}"), gpu.index)
+            record.nvlinks = sourced(len(gpu.active), gpu.loc)
+        break
+
+
+def _from_matrices(node, gpus: _Gpus, lspci_gpus: list) -> None:
+    for matrix in topo_matrices(node):
+        if matrix.restricted is not None or matrix.gpu_rows_missing:
+            continue  # a cgroup view or a cut paste: not the node's GPUs
+        view = MatrixView(matrix)
+        keys = _index_keys(node, len(view.gpus), lspci_gpus)
+        for row in matrix.rows:
+            if row.kind != "gpu":
+                continue
+            record = gpus.get(keys.get(row.index, f"#{row.index}"), row.index)
+            bonded = [nv_count(cell) for cell in row.cells]
+            gpus.put(record, "nvlinks", sourced(max(bonded, default=0), row.loc))
+            gpus.put(record, "numa_node", sourced(single_numa(row.numa_affinity), row.loc))
+        if gpus.count is None:
+            gpus.count = sourced(len(view.gpus), matrix.header_loc)
+        break
+
+
+def _nics(node) -> tuple[list[NicPortInventory], Sourced | None]:
+    from topolint.model.fabric_view import FabricView
+
+    view = FabricView(node)
+    ports = view.ports
+    records = []
+    addresses = {d.address: d for f in node.lspci for d in f.devices if d.address}
+    for key in sorted(ports):
+        port = ports[key]
+        record = build(NicPortInventory, name=f"{port.hca}:{port.port}")
+        for name, field in (("model", "model"), ("firmware", "firmware"), ("state", "state"),
+                            ("link_layer", "link_layer"), ("mtu", "active_mtu")):
+            value = port.value(field)
+            if value is not None:
+                setattr(record, name, sourced(value, port.report_with(field).at(
+                    "rate" if field == "rate_gbps" else field)))
+        rate, _ = port.rate
+        if rate is not None:
+            report = port.report_with("rate_gbps")
+            loc = report.at("rate") if report.rate_gbps is not None else port.link.at("speed")
+            record.rate_gbps = sourced(rate, loc)
+        record.netdev = sourced(port.netdev, port.netdev_source)
+        interface = view.interfaces.get(port.netdev) if port.netdev else None
+        if interface is not None:
+            record.netdev_mtu = sourced(interface.mtu, interface.loc)
+        if port.link_layer == "ethernet":
+            v2 = sorted((g for g in port.gids if g.version == "v2" and g.ipv4), key=lambda g: g.index)
+            record.gid_index = sourced(v2[0].index, v2[0].loc) if v2 else None
+        address, _ = view.pci_of(port.hca)
+        device = addresses.get(address) if address else None
+        if device is not None:
+            if device.lnk_sta is not None:
+                record.pcie_gen = sourced(_gen(device.lnk_sta.speed_gts), device.lnk_sta.loc)
+                record.pcie_width = sourced(device.lnk_sta.width, device.lnk_sta.loc)
+            if device.numa_node is not None and device.numa_node >= 0:
+                record.numa_node = sourced(device.numa_node, device.numa_loc)
+        records.append(record)
+    if records:
+        first = ports[sorted(ports)[0]].reports[0].loc
+        return records, sourced(len(records), first)
+    return _dump_nets(node)
+
+
+def _dump_nets(node) -> tuple[list[NicPortInventory], Sourced | None]:
+    """Without port reports: the ``net`` elements of an NCCL dump (NCCL read their speed from the verbs)."""
+    for topology in node.topologies:
+        if topology.kind != "dump":
+            continue
+        records = {}
+        for nic in topology.nics:
+            for net in nic.nets:
+                if not net.name:
+                    continue
+                name = f"{net.name}:{net.port if net.port is not None else 1}"
+                rate = net.speed_mbps / 1000 if net.speed_mbps else None
+                records.setdefault(name, build(NicPortInventory, name=name, rate_gbps=sourced(rate, net.loc)))
+        if records:
+            return [records[k] for k in sorted(records)], sourced(len(records), topology.system_loc)
+    return [], None
+
+
+def _numa_nodes(node) -> Sourced | None:
+    for table in node.numa_tables:
+        with_cpus = [n for n in table.nodes if n.cpus]
+        if with_cpus and not table.partial:
+            return sourced(len(with_cpus), table.loc)
+    for topology in node.topologies:
+        if topology.kind == "dump" and topology.cpus:
+            return sourced(len({c.numa_id for c in topology.cpus}), topology.cpus[0].loc)
+    return None
+
+
+def _nccl_env(node, configs: list) -> dict[str, Sourced]:
+    """NCCL_* settings in the node's own config files (a bundle's nccl.conf, env files): the last
+    literal value a file sets, files in path order."""
+    found: dict[str, Sourced] = {}
+    for config in sorted((c for c in configs if c.path in node.sources), key=lambda c: c.path):
+        for setting in config.settings:
+            if setting.value is not None and not setting.passthrough and _NCCL_NAME.fullmatch(setting.name):
+                found[setting.name] = sourced(setting.value, setting.loc)
+    return dict(sorted(found.items()))
+
+
+def node_inventory(node, configs: list = ()) -> Inventory | None:
+    """The inventory of ``node``, or None when it has no machine facts (config files only)."""
+    if getattr(node, "inventory", None) is not None:
+        return node.inventory  # read from an inventory file
+    gpus = _Gpus()
+    lspci_gpus = _lspci_gpus(node)
+    _from_dumps(node, gpus)
+    _from_lspci(node, gpus, lspci_gpus)
+    _from_nvlink_status(node, gpus, lspci_gpus)
+    _from_matrices(node, gpus, lspci_gpus)
+    nics, nic_count = _nics(node)
+    env = _nccl_env(node, list(configs))
+    numa = _numa_nodes(node)
+    if not (gpus.records or nics or numa or env or node.bundle is not None):
+        return None
+    ordered = sorted(gpus.records.values(), key=lambda g: (g.bus_id is None, g.bus_id or "", g.index or 0))
+    return build(Inventory, topolint_inventory=1, node=node.name, topolint_version=topolint.__version__,
+                 gpu_count=gpus.count, numa_nodes=numa, nic_ports=nic_count, gpus=ordered, nics=nics,
+                 software=build(SoftwareInventory), nccl_env=env)
+
