@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 
 import topolint
-from topolint.engine.finding import Finding, Related
+from topolint.engine.finding import Finding, FindingGroup, Related
 from topolint.engine.fixes import Fix
 from topolint.model.facts import Location, build
 
@@ -40,6 +40,8 @@ _FINDING_FIELDS = {
     "evidence": (list,), "suppressed": _BOOL, "suppression": _OPT_STR, "justification": _OPT_STR,
     "fingerprint": _STR, "autofix": (dict, type(None)),
 }
+_OPTIONAL_FINDING_FIELDS = {"group": (dict,)}  # written only when set: older entries stay valid
+_GROUP_FIELDS = {"id": _STR, "kind": _STR, "members": (list,), "total": _INT}
 _LOCATION_FIELDS = {"path": _STR, "line": _INT, "column": _INT}
 _EDIT_FIELDS = {"path": _STR, "start": (dict,), "end": (dict,), "content": _STR}
 
@@ -66,7 +68,10 @@ def _rules_fingerprint(rules) -> str:
 
 
 def _finding_dict(finding: Finding) -> dict:
-    data = {f.name: getattr(finding, f.name) for f in fields(finding) if f.name not in ("related", "autofix")}
+    data = {f.name: getattr(finding, f.name) for f in fields(finding)
+            if f.name not in ("related", "autofix", "group")}
+    if finding.group is not None:
+        data["group"] = finding.group.as_dict()
     data["autofix"] = finding.autofix.cache_dict() if finding.autofix else None
     data["related"] = [
         {"location": {"path": r.location.path, "line": r.location.line, "column": r.location.column},
@@ -163,7 +168,8 @@ class ResultCache:
             related = [Related(location=build(Location, **r["location"]), entity=r["entity"], message=r["message"])
                        for r in data.pop("related")]
             autofix = Fix.from_dict(data.pop("autofix", None))
-            restored.append(Finding(related=related, autofix=autofix, **data))
+            group = FindingGroup.from_dict(data.pop("group", None))
+            restored.append(Finding(related=related, autofix=autofix, group=group, **data))
         return restored
 
 
@@ -184,6 +190,11 @@ def _valid_fix(fix) -> bool:
                 and isinstance(e.get("expected", ""), str) for e in edits))
 
 
+def _valid_group(group) -> bool:
+    return group is None or (_fields_match(group, _GROUP_FIELDS) and set(group) == set(_GROUP_FIELDS)
+                             and all(isinstance(m, str) for m in group["members"]) and group["members"])
+
+
 def _valid_entry(entry) -> bool:
     """True when ``entry`` has exactly the shape ``put`` writes."""
     if not isinstance(entry, dict) or set(entry) != {"findings", "notes", "ran", "collect_notes", "inventory"}:
@@ -193,7 +204,8 @@ def _valid_entry(entry) -> bool:
         return False
     findings = entry["findings"]
     return isinstance(findings, list) and all(
-        _fields_match(f, _FINDING_FIELDS) and set(f) <= set(_FINDING_FIELDS)
+        _fields_match(f, _FINDING_FIELDS) and set(f) <= set(_FINDING_FIELDS) | set(_OPTIONAL_FINDING_FIELDS)
+        and _valid_group(f.get("group"))
         and all(isinstance(e, str) for e in f["evidence"])
         and all(_fields_match(r, {"location": (dict,), "entity": _STR, "message": _STR})
                 and _fields_match(r["location"], _LOCATION_FIELDS) for r in f["related"])

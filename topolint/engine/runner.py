@@ -72,6 +72,8 @@ def _format(template: str, fields: dict[str, Any], rule: RuleDefinition) -> str:
 def to_finding(rule: RuleDefinition, node: str, hit: Hit) -> Finding:
     messages, fixes = rule.messages, rule.fixes
     fields = {**rule.parameters, **hit.fields}
+    # A group of members is reported on its first member: its baselines and suppressions still match.
+    entity = hit.group.members[0] if hit.group is not None and hit.group.kind == "members" else hit.entity
     return Finding(
         code=rule.code,
         slug=rule.slug,
@@ -82,12 +84,13 @@ def to_finding(rule: RuleDefinition, node: str, hit: Hit) -> Finding:
         line=hit.location.line,
         column=hit.location.column,
         node=node,
-        entity=hit.entity,
+        entity=entity,
         fix=_format(fixes.get(hit.variant, fixes["default"]), fields, rule),
         related=list(hit.related),
         evidence=list(hit.evidence),
-        fingerprint=entity_fingerprint(rule.code, hit.entity, hit.variant),
+        fingerprint=entity_fingerprint(rule.code, entity, hit.variant),
         autofix=hit.autofix,
+        group=hit.group,
     )
 
 

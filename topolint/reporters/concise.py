@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from topolint.reporters import Report, summary_line
+from topolint.reporters._group import group_suffix
 from topolint.reporters._text import safe_lines, visible
 from topolint.reporters.color import paint
 
@@ -11,7 +12,8 @@ def finding_line(f, color: bool = False) -> str:
     column = f":{f.column}" if f.column else ""
     where = paint(f"{visible(f.path)}:{f.line}{column}:", "bold", color)
     severity = paint(f"[{f.severity}]", f.severity if f.severity in ("error", "warning", "info") else "bold", color)
-    return f"{where} {paint(f.code, 'code', color)} {severity} {visible(f.message)}"
+    group = group_suffix(f.group) if f.group is not None else ""
+    return f"{where} {paint(f.code, 'code', color)} {severity} {visible(f.message + group)}"
 
 
 def render_concise(report: Report) -> str:
