@@ -350,6 +350,9 @@ def run_check(options: CheckOptions) -> CheckResult:
     if unreadable and not any(f.code == "TL001" for f in findings):
         # Never let the selection (or --cross-file only) hide why the exit code is 2.
         messages += [f"topolint: error: {f.path}:{f.line}: {f.message}" for f in result.findings if f.code == "TL001"]
+    from topolint.engine.node_groups import group_across_nodes
+
+    group_across_nodes(findings)  # the same finding on many nodes: one group (full and concise print it once)
     report = Report(
         findings=findings,
         rules=[r for r in rules if r.code in chosen],

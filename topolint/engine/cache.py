@@ -118,7 +118,7 @@ class ResultCache:
             if not _valid_entry(entry):
                 return None
             entry["findings"] = self.findings(entry)
-            if entry["inventory"] is not None:
+            if entry.setdefault("inventory", None) is not None:  # written only when the run built one
                 from topolint.fleet.inventory import inventory_from_plain
 
                 entry["inventory"] = inventory_from_plain(entry["inventory"])
@@ -197,7 +197,7 @@ def _valid_group(group) -> bool:
 
 def _valid_entry(entry) -> bool:
     """True when ``entry`` has exactly the shape ``put`` writes."""
-    if not isinstance(entry, dict) or set(entry) != {"findings", "notes", "ran", "collect_notes", "inventory"}:
+    if not isinstance(entry, dict) or set(entry) - {"inventory"} != {"findings", "notes", "ran", "collect_notes"}:
         return False
     if not all(isinstance(entry[k], list) and all(isinstance(x, str) for x in entry[k])
                for k in ("notes", "ran", "collect_notes")):

@@ -68,9 +68,13 @@ SOFTWARE = {
     "cuda": Attribute("cuda", CONFIG, "run", "CUDA {}"),
     "ofed": Attribute("ofed", CONFIG, "run", "OFED {}"),
     "kernel": Attribute("kernel", CONFIG, "run", "kernel {}"),
-    "nvidia_peermem": Attribute("nvidia_peermem", CONFIG, "have it", "nvidia_peermem {}"),
+    "nvidia_peermem": Attribute("nvidia_peermem", CONFIG, "have", "nvidia_peermem {}"),
 }
+MODULE = Attribute("module", CONFIG, "run", "version {}")
 ENV = Attribute("env", CONFIG, "set", "{}")
+# Modules that carry the version of a package the inventory has already.
+_SAME_VERSION_AS = {"nvidia": "driver", "nvidia_peermem": "driver", "nv_peer_mem": "driver",
+                    "mlx5_core": "ofed", "mlx5_ib": "ofed", "ib_core": "ofed"}
 UNSET = "unset"  # an NCCL variable a node with NCCL settings does not set
 
 
@@ -120,6 +124,11 @@ def values(inventory: Inventory, env_names: frozenset[str] = frozenset()) -> Ite
         found = getattr(inventory.software, name)
         if found is not None:
             yield Value(("software", name), attribute, "", system_entity(node, name), found.value, found)
+    for name, found in inventory.software.modules.items():
+        if getattr(inventory.software, _SAME_VERSION_AS.get(name, ""), None) is not None:
+            continue  # the driver's or OFED's own version says it: one finding, not three
+        yield Value(("module", name), MODULE, f"module {name}", system_entity(node, f"module/{name}"),
+                    found.value, found)
     if inventory.nccl_env:
         first = next(iter(inventory.nccl_env.values()))
         for name in sorted(env_names | set(inventory.nccl_env)):

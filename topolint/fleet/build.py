@@ -172,6 +172,9 @@ def _nics(node) -> tuple[list[NicPortInventory], Sourced | None]:
     ports = view.ports
     records = []
     addresses = {d.address: d for f in node.lspci for d in f.devices if d.address}
+    # An NCCL dump's net sits under its NIC's pci element: the HCA's PCI address without ibdev2netdev -v.
+    dump_addresses = {net.name: nic.bus_id for t in node.topologies if t.kind == "dump"
+                      for nic in t.nics if nic.bus_id for net in nic.nets if net.name}
     for key in sorted(ports):
         port = ports[key]
         record = build(NicPortInventory, name=f"{port.hca}:{port.port}")
@@ -193,7 +196,7 @@ def _nics(node) -> tuple[list[NicPortInventory], Sourced | None]:
         if port.link_layer == "ethernet":
             v2 = sorted((g for g in port.gids if g.version == "v2" and g.ipv4), key=lambda g: g.index)
             record.gid_index = sourced(v2[0].index, v2[0].loc) if v2 else None
-        address, _ = view.pci_of(port.hca)
+        address = view.pci_of(port.hca)[0] or dump_addresses.get(port.hca)
         device = addresses.get(address) if address else None
         if device is not None:
             if device.lnk_sta is not None:
@@ -248,6 +251,38 @@ def _nccl_env(node, configs: list) -> dict[str, Sourced]:
     return dict(sorted(found.items()))
 
 
+# Where each version is read, most direct first: the kernel module's own version for the driver.
+_VERSION_SOURCES = {
+    "driver": ("nvidia-driver-version", "nvidia-smi-version"),
+    "cuda": ("nvidia-smi-version",),
+    "ofed": ("ofed-info",),
+    "kernel": ("kernel-version",),
+}
+_PEERMEM = ("nvidia_peermem", "nv_peer_mem")  # nv_peer_mem: the Mellanox module before driver 470
+
+
+def _software(node) -> SoftwareInventory:
+    record = build(SoftwareInventory, modules={})
+    files = sorted(getattr(node, "software", []), key=lambda f: f.path)
+    for component, tools in _VERSION_SOURCES.items():
+        for tool in tools:
+            found = next((v for f in files if f.tool == tool for v in f.versions if v.component == component), None)
+            if found is not None:
+                setattr(record, component, sourced(found.version, found.loc))
+                break
+    for listing in (f for f in files if f.tool == "kernel-modules"):
+        loaded = {m.name: m for m in listing.modules}
+        name = next((n for n in _PEERMEM if n in loaded), None)
+        state = "not loaded" if name is None else "loaded" if name == "nvidia_peermem" else f"loaded as {name}"
+        record.nvidia_peermem = sourced(state, loaded[name].loc if name else listing.modules[0].loc)
+        break
+    for versions in (f for f in files if f.tool == "module-versions"):
+        for module in versions.modules:
+            record.modules.setdefault(module.name, sourced(module.version, module.loc))
+    record.modules = dict(sorted(record.modules.items()))
+    return record
+
+
 def node_inventory(node, configs: list = ()) -> Inventory | None:
     """The inventory of ``node``, or None when it has no machine facts (config files only)."""
     if getattr(node, "inventory", None) is not None:
@@ -261,10 +296,11 @@ def node_inventory(node, configs: list = ()) -> Inventory | None:
     nics, nic_count = _nics(node)
     env = _nccl_env(node, list(configs))
     numa = _numa_nodes(node)
-    if not (gpus.records or nics or numa or env or node.bundle is not None):
+    software = _software(node)
+    if not (gpus.records or nics or numa or env or node.bundle is not None or getattr(node, "software", [])):
         return None
     ordered = sorted(gpus.records.values(), key=lambda g: (g.bus_id is None, g.bus_id or "", g.index or 0))
     return build(Inventory, topolint_inventory=1, node=node.name, topolint_version=topolint.__version__,
                  gpu_count=gpus.count, numa_nodes=numa, nic_ports=nic_count, gpus=ordered, nics=nics,
-                 software=build(SoftwareInventory), nccl_env=env)
+                 software=software, nccl_env=env)
 

@@ -1,8 +1,8 @@
 """Groups of like nodes and each group's majority (docs/fleet.md).
 
 Nodes are grouped by hardware signature: GPU model and count, and the models of their RDMA
-ports. A node whose signature is rare (at most a tenth of a group's size) and differs from that
-group's in one part only (7 GPUs among 8-GPU nodes, a ConnectX-6 among ConnectX-7s) is an odd
+ports. A node whose signature is rare (held by at most a tenth as many nodes as a group's, or by
+one node beside a group of three or more) and differs from that group's in one part only (7 GPUs among 8-GPU nodes, a ConnectX-6 among ConnectX-7s) is an odd
 node out of that group, not a group of its own: it joins the group, so its difference is found.
 Two signatures that are both common are two kinds of node, compared separately. A part no
 input states (no lspci, no ibstat) matches any.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from topolint.fleet.inventory import Inventory
 
 STRAY_SHARE = 10  # a signature held by at most 1/STRAY_SHARE of a group's nodes may join it
-MIN_MAJORITY_NODES = 3
+MIN_MAJORITY_NODES = 3  # a majority needs this many nodes; one odd node joins a group this large
 
 
 @dataclass
@@ -41,9 +41,14 @@ def signature(inventory: Inventory) -> tuple:
 def group_name(sig: tuple) -> str:
     """``8xH100-SXM5+MT4129``: short, one word, the same for the same signature."""
     gpu_model, count, nic_models = sig
-    gpus = f"{count if count is not None else '?'}x{gpu_model or 'GPU'}" if count != 0 else "no-GPU"
-    words = [gpus] + list(nic_models or ())
-    return "+".join(w.replace(" ", "-") for w in words)
+    if count == 0:
+        gpus = ["no-GPU"]
+    elif count is None and gpu_model is None:
+        gpus = []  # no input states the GPUs
+    else:
+        gpus = [f"{count}x{gpu_model or 'GPU'}" if count is not None else gpu_model]
+    words = gpus + list(nic_models or ())
+    return "+".join(w.replace(" ", "-") for w in words) or "unknown-hardware"
 
 
 def _differences(a: tuple, b: tuple) -> int | None:
@@ -76,7 +81,8 @@ def _home(sig: tuple, size: int, groups: dict[tuple, Group]) -> Group | None:
     """The largest group (already formed, so larger or as large) this rare signature belongs to."""
     for group in groups.values():  # largest first
         base = len(group.nodes) - len(group.joined)
-        if size * STRAY_SHARE <= base and _differences(sig, group.signature) <= 1:
+        rare = size * STRAY_SHARE <= base or (size == 1 and base >= MIN_MAJORITY_NODES)
+        if rare and _differences(sig, group.signature) <= 1:
             return group
     return None
 

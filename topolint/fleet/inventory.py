@@ -104,7 +104,10 @@ class SoftwareInventory(Fact):
     cuda: Optional[Sourced] = Field(default=None, description="CUDA version the driver supports")
     ofed: Optional[Sourced] = Field(default=None, description="MLNX_OFED / DOCA-OFED release")
     kernel: Optional[Sourced] = Field(default=None, description="Linux kernel release")
-    nvidia_peermem: Optional[Sourced] = Field(default=None, description='"loaded" or "not loaded"')
+    nvidia_peermem: Optional[Sourced] = Field(
+        default=None, description='"loaded", "loaded as nv_peer_mem" (the older module) or "not loaded"')
+    modules: dict[str, Sourced] = Field(default_factory=dict, max_length=256,
+                                        description="versions of kernel modules (/sys/module/NAME/version)")
 
 
 class Inventory(Fact):
@@ -219,7 +222,7 @@ _FIELD_KINDS = {
     GpuInventory: {"bus_id": str, "index": int, **{n: Sourced for n in
                                                    ("model", "nvlinks", "pcie_gen", "pcie_width", "numa_node")}},
     NicPortInventory: {"name": str, **{n: Sourced for n in NicPortInventory.model_fields if n != "name"}},
-    SoftwareInventory: {n: Sourced for n in SoftwareInventory.model_fields},
+    SoftwareInventory: {**{n: Sourced for n in SoftwareInventory.model_fields}, "modules": (dict, Sourced)},
     Inventory: {"topolint_inventory": int, "node": str, "topolint_version": str, "gpu_count": Sourced,
                 "numa_nodes": Sourced, "nic_ports": Sourced, "gpus": (list, GpuInventory),
                 "nics": (list, NicPortInventory), "software": SoftwareInventory, "nccl_env": (dict, Sourced)},

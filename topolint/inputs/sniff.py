@@ -162,6 +162,24 @@ def _fabric(text: str) -> str | None:
 
 DETECTORS.append(_fabric)
 
+
+_MODULE_LINE = re.compile(r"[A-Za-z0-9_]+ \d+ ")
+_SOFTWARE_MARKS = ("NVRM version", "NVIDIA-SMI", "Linux", "OFED", "Module", "/sys/module/")
+
+
+def _software(text: str) -> str | None:
+    """Version outputs (driver, CUDA, OFED, kernel, modules): topolint/parsers/versions.py, imported
+    only for a head that starts like one of them."""
+    head = text[:4096]  # a paste may echo the command first
+    if not any(mark in head for mark in _SOFTWARE_MARKS) and not _MODULE_LINE.match(text.lstrip()[:64]):
+        return None
+    from topolint.parsers.versions import software_format
+
+    return software_format(text)
+
+
+DETECTORS.append(_software)
+
 # Config formats (infra files) by content, after the machine outputs; names and shebangs come
 # first in collect.py. Imported here so a detector list stays the one place to look.
 from topolint.inputs.config_names import CONFIG_DETECTORS  # noqa: E402

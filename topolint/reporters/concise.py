@@ -17,7 +17,9 @@ def finding_line(f, color: bool = False) -> str:
 
 
 def render_concise(report: Report) -> str:
-    lines = [finding_line(f, report.color) for f in report.findings if not f.suppressed]
+    from topolint.engine.node_groups import shown_once
+
+    lines = [finding_line(f, report.color) for f in shown_once(report.findings)[0] if not f.suppressed]
     summary = summary_line(report)
     if summary:
         lines.append(summary)

@@ -24,8 +24,10 @@ def _frame(report: Report, path: str, line: int, column: int) -> list[str]:
 
 
 def render_full(report: Report) -> str:
+    from topolint.engine.node_groups import shown_once
+
     out: list[str] = []
-    for f in report.findings:
+    for f in shown_once(report.findings)[0]:  # a finding repeated on many nodes: once, with its nodes
         if f.suppressed:
             continue
         out.append(finding_line(f, report.color))
