@@ -266,3 +266,56 @@ def test_documented_examples_run(code, tmp_path):
     assert f" {code} [warning]" in bad.stdout and len(list((tmp_path / "bad").iterdir())) == 4, bad.stdout
     good = run_cli("check", "good", "--select", code, "--format", "concise", cwd=tmp_path)
     assert good.exit_code == 0 and code not in good.stdout and len(list((tmp_path / "good").iterdir())) == 4
+
+
+# ---- the progress line ----------------------------------------------------------------------------
+class _Terminal:
+    def __init__(self):
+        self.written = []
+
+    def isatty(self):
+        return True
+
+    def write(self, text):
+        self.written.append(text)
+
+    def flush(self):
+        pass
+
+
+def test_a_terminal_gets_a_progress_line_once_a_run_takes_over_a_second(tmp_path):
+    from topolint.commands.check import CheckOptions, run_check
+    from topolint.commands.progress import RunProgress
+
+    fleet.generate(tmp_path / "fleet", 6, faults=False)
+    root = tmp_path
+    now = [0.0]
+
+    def clock():
+        now[0] += 0.15  # each look at the clock: 0.15 s later
+        return now[0]
+
+    terminal = _Terminal()
+    progress = RunProgress(terminal, clock=clock)
+    run_check(CheckOptions(paths=[str(root / "fleet")], cache=False, progress=progress))
+    progress.close()
+    text = "".join(terminal.written)
+    assert "\r\x1b[Ktopolint: checked " in text and "/6 nodes" in text
+    assert "topolint: checked 6/6 nodes" in text and "topolint: comparing 6 nodes" in text
+    assert "checked 0/6" not in text  # nothing in the first second
+    assert text.endswith("\r\x1b[K")  # erased before the report
+    quick = _Terminal()
+    fast = RunProgress(quick, clock=lambda: 0.0)  # a run under a second prints nothing
+    run_check(CheckOptions(paths=[str(root / "fleet")], cache=False, progress=fast))
+    fast.close()
+    assert quick.written == []
+
+
+def test_no_progress_line_when_stderr_is_not_a_terminal(planted, monkeypatch):
+    from topolint.commands import progress
+
+    root, _ = planted
+    monkeypatch.setattr(progress, "DELAY", 0.0)  # even a slow run: a pipe or a file never gets it
+    result = run_cli("check", "fleet", "--format", "concise", cwd=root)
+    assert "\r" not in result.stderr and "checked" not in result.stderr
+    assert progress.terminal_run_progress(_Terminal()) is not None

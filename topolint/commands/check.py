@@ -57,6 +57,7 @@ class CheckOptions:
     max_total_input: int | None = None  # bytes one run reads (inputs.source.MAX_TOTAL_INPUT_BYTES)
     jobs: int = 1  # processes checking nodes (engine/parallel.py); 0: one per CPU
     inventory: Path | None = None  # --inventory: build every node's inventory (CheckResult.inventories)
+    progress: object = None  # commands/progress.py RunProgress: the command line's progress line on a terminal
 
 
 @dataclass(frozen=True)
@@ -318,7 +319,7 @@ def run_check(options: CheckOptions) -> CheckResult:
     config, rules, chosen = plan.loaded.config, plan.rules, plan.chosen
     baseline = _load_baseline(options)
     run_options = RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables),
-                             jobs=options.jobs, inventories=options.inventory is not None)
+                             jobs=options.jobs, inventories=options.inventory is not None, progress=options.progress)
     cache = ResultCache(plan.cache_dir, rules, run_options) if plan.cache_dir is not None else None
     collection = _collect(options, plan, cache, lazy=True)  # nodes parsed one at a time by the runner
     try:
@@ -518,7 +519,15 @@ def cli(args) -> int:
 
     if fix.wants_fix_command(args):
         return fix.cli(args, options, lambda result: _print_result(result, args, outputs))
-    return _print_result(run_check(options), args, outputs)
+    from topolint.commands.progress import terminal_run_progress
+
+    options.progress = None if args.quiet else terminal_run_progress()
+    try:
+        result = run_check(options)
+    finally:
+        if options.progress is not None:
+            options.progress.close()  # erased before the report and the notes
+    return _print_result(result, args, outputs)
 
 
 def _print_result(result: CheckResult, args, outputs) -> int:

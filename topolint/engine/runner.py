@@ -24,6 +24,7 @@ class RunOptions:
     extra_variables: tuple[str, ...] = ()  # NCCL_* names to accept as known (config extra-variables)
     jobs: int = 1  # processes that check nodes (engine/parallel.py); 0: one per CPU
     inventories: bool = False  # build every node's inventory, even with no cluster stage (--inventory)
+    progress: Any = None  # commands/progress.py RunProgress (a terminal), told of each node and the cluster stage
 
 
 class CheckContext:
@@ -188,7 +189,9 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
     checker.inventories = options.inventories or cache is not None or (
         len(collection.nodes) >= 2 and any(is_cluster_check(n) for n in needs.values()))
     from_workers = _worker_outcomes(checker, collection, options)
-    for node in collection.nodes:
+    for index, node in enumerate(collection.nodes):
+        if options.progress is not None:
+            options.progress.node(index, len(collection.nodes))
         if node.cached is not None:  # unchanged since a run the cache remembers
             result.findings.extend(cache.findings(node.cached))
             result.notes.extend(node.cached["notes"])
@@ -212,6 +215,8 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             _release_facts(node)
     if from_workers is not None:
         from_workers.close()  # the workers end here, not when the generator is collected
+    if options.progress is not None:
+        options.progress.node(len(collection.nodes), len(collection.nodes))
     run_config_checks(prepared, collection, options, result)
     run_cluster_checks(prepared, collection, options, result)
     # Input problems last: a lazy collection finds some (TL001) only when it parses a node.
@@ -381,6 +386,8 @@ def run_cluster_checks(prepared: list[tuple], collection: Collection, options: R
 
     order = [node.name for node in collection.nodes if node.name in result.inventories]
     cluster = ClusterModel(inventories={name: result.inventories[name] for name in order})
+    if options.progress is not None:
+        options.progress.stage(f"comparing {len(order)} nodes")
     available = cluster.available()
     context = CheckContext(None, options, collection.configs, cluster=cluster)
     for rule, module, params in cluster_rules:
