@@ -39,9 +39,15 @@ def test_wheel_contains_the_rules(wheel):
 
 def test_installed_wheel_runs_outside_the_repository(wheel, tmp_path):
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False).create(env_dir)
+    venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    # --system-site-packages brings the dependencies; the editable checkout must not shadow the wheel.
+    # The dependencies come from the test interpreter's own site-packages (which may itself be a
+    # venv's, where --system-site-packages would see the base interpreter's instead), named in a
+    # .pth file: .pth files inside a directory added that way are not run, so the editable
+    # checkout's finder does not shadow the wheel.
+    site_dirs = [p for p in sys.path if p.endswith("site-packages")]
+    (purelib,) = (env_dir / "lib").glob("python*/site-packages")
+    (purelib / "test-deps.pth").write_text("\n".join(site_dirs) + "\n")
     proc = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--force-reinstall", "-q", str(wheel)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
