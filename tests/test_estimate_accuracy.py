@@ -6,6 +6,7 @@ published direction for parameter server vs all-reduce (perf-reference.md 4.5a).
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
 
 import pytest
@@ -28,13 +29,19 @@ def _options(text: str) -> Options:
     values = {}
     for item in filter(None, text.split(",")) if text != "-" else []:
         key, _, value = item.partition("=")
-        values[key] = int(value) if key == "nvlinks" else True
+        values[key] = (float(value) if key == "nic_gbps" else int(value)) if value else True
     return Options(**values)
 
 
-def _nodes(topology: str, request):
+def _nodes(topology: str, request, tmp_path):
     kind, _, name = topology.partition(":")
-    if kind == "corpus":
+    if kind == "assembled":  # one node folder of corpus outputs, assembled here at run time
+        corpus = request.getfixturevalue("corpus")
+        path = tmp_path / "node"
+        path.mkdir()
+        for part in name.split("+"):
+            shutil.copy(corpus / part, path / Path(part).name)
+    elif kind == "corpus":
         path = request.getfixturevalue("corpus") / name
     else:
         path = FIXTURES / "estimate" / name
@@ -44,8 +51,8 @@ def _nodes(topology: str, request):
 
 
 @pytest.mark.parametrize("row", _rows(), ids=lambda r: r["system"])
-def test_published_allreduce_within_10_percent(row, request):
-    est = estimate(_nodes(row["topology"], request), nodes=int(row["nodes"]),
+def test_published_allreduce_within_10_percent(row, request, tmp_path):
+    est = estimate(_nodes(row["topology"], request, tmp_path), nodes=int(row["nodes"]),
                    gpus_per_node=int(row["gpus_per_node"]), size=byte_size(row["size"]), options=_options(row["options"]))
     name = est.selected if row["figure"] == "selected" else row["figure"]
     predicted = est.algorithm(name).busbw_GBps
@@ -60,11 +67,13 @@ def test_table_rows_are_sourced_and_inputs_exist():
     for row in rows:
         assert row["source"].strip() and row["busbw_GBps"]
         kind, _, name = row["topology"].partition(":")
-        assert kind in ("corpus", "fixture")
+        assert kind in ("corpus", "fixture", "assembled")
         if kind == "fixture":
             assert (FIXTURES / "estimate" / name).is_file()
         elif CORPUS.is_dir():
-            assert (CORPUS / name).is_file()
+            assert all((CORPUS / part).is_file() for part in name.split("+"))
+        if kind == "assembled":
+            assert "assembled" in row["system"] and len(name.split("+")) >= 2
 
 
 def _fixture(name: str):

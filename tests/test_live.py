@@ -153,7 +153,7 @@ def test_progress_per_size_and_isolation_settings(tmp_path, mode):
     result = run_live(options)
     assert shown == ["      1 GiB  busbw 362.48 GB/s", "      2 GiB  busbw 422.89 GB/s", "      4 GiB  busbw 453.1 GB/s",
                      "      8 GiB  busbw 468.2 GB/s"]
-    assert result.environment == {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET,GRAPH,ENV",
+    assert result.environment == {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET,GRAPH,ENV,TUNING",
                                   "NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"}
     nvlink = LiveOptions(isolate="nvlink")
     from topolint.commands.live import environment
@@ -176,3 +176,81 @@ def test_argv_and_binary_lookup(tmp_path):
     assert argv == [str(binary), "-b", "1048576", "-e", "2147483648", "-f", "2", "-c", "1", "-g", "4"]
     with pytest.raises(LiveError):
         build_argv(binary, LiveOptions(gpus=4, sizes="8G..1M"))
+
+
+# ---- live judged against the estimate (issue 21) ------------------------------------------------------
+HGX_MATRIX = "nvidia-smi-topo/hgx-h100-nv18-10nic-tabs-partial_nccl-issue-1264.txt"
+
+
+def _estimate_of(topology: str, algorithm: str, protocol: str | None = None, nodes: int = 1) -> float:
+    """What `topolint estimate` gives on the same node, NCCL version and GPU model as the run."""
+    from topolint.estimate import Options, estimate
+    from topolint.inputs.collect import collect
+
+    est = estimate(collect([topology]).nodes, nodes=nodes, size=8 << 30, version="2.27.3",
+                   options=Options(gpu_sm=90, algorithm=algorithm, protocol=protocol))
+    return est.algorithm(algorithm).busbw_GBps
+
+
+def test_live_on_a_matrix_is_judged_against_the_estimates_algorithm(tmp_path, mode, corpus, json_validator):
+    """An HGX H100 topo -m matrix: live expected 370.8 GB/s (18 NVLinks x 20.6) and called 469
+    GB/s 127%, while estimate selects NVLS on the same node. Now the same estimate: NVLS, since the
+    log shows NVLS channels, assumed (no TUNING line), and what was compared is in the JSON."""
+    mode("healthy")
+    matrix = str(corpus / HGX_MATRIX)
+    result, _ = _live(tmp_path, "--topology", matrix)
+    document = json.loads(result.stdout)
+    assert result.exit_code == 0 and json_validator.is_valid(document)
+    last = document["measurements"][-1]
+    assert (last["collective"], last["size"], last["algorithm"], last["protocol"], last["assumed"]) == (
+        "allreduce", 8 << 30, "nvls", "Simple", True)
+    assert last["expected_busbw_GBps"] == pytest.approx(_estimate_of(matrix, "nvls"), abs=0.01)
+    assert 0.9 <= last["ratio"] <= 1.1 and last["busbw_GBps"] == 468.2
+    assert [m["size"] for m in document["measurements"]] == [1 << 30, 2 << 30, 4 << 30, 8 << 30]
+    verdict = re.search(r"plateau 468.2 GB/s at 8 GiB is (\d+)% of ([\d.]+) GB/s \(topolint estimate \(nvls\)",
+                        result.stderr)
+    assert verdict and float(verdict.group(2)) == pytest.approx(last["expected_busbw_GBps"], abs=0.05)
+    assert "allreduce 8 GiB: busbw 468.2 GB/s" in result.stderr and "(nvls/Simple, assumed)" in result.stderr
+    assert "SM90" in result.stderr  # the output's GPU model gave the SM the matrix does not state
+
+
+def test_the_algorithm_nccl_logged_is_the_one_judged(tmp_path, mode, monkeypatch):
+    """TUNING lines say NCCL ran the ring with Simple: each size is judged against the ring's
+    Simple estimate, not assumed; on two nodes, against the two-node estimate."""
+    mode("healthy")
+    monkeypatch.setenv("STANDIN_ALGO", "RING/SIMPLE")
+    result, _ = _live(tmp_path, "--topology", H100, "--launcher", f"{STANDINS / 'srun'} -N2 --ntasks-per-node=8")
+    measurements = json.loads(result.stdout)["measurements"]
+    assert {(m["algorithm"], m["protocol"], m["assumed"]) for m in measurements} == {("ring", "Simple", False)}
+    assert measurements[-1]["expected_busbw_GBps"] == pytest.approx(
+        _estimate_of(H100, "ring", "Simple", nodes=2), abs=0.01)
+    assert "(ring/Simple, as the log says)" in result.stderr
+
+
+def test_gpu_count_from_the_topology_when_nvidia_smi_is_absent(tmp_path, mode, monkeypatch, corpus):
+    mode("healthy")
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "python3").symlink_to(os.path.realpath(os.sys.executable))  # the stand-in's interpreter, no nvidia-smi
+    monkeypatch.setenv("PATH", str(bare))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    options = LiveOptions(nccl_tests=str(STANDINS), topology=str(corpus / HGX_MATRIX), sizes="1G..8G",
+                          output_dir=tmp_path / "out")
+    assert build_argv(STANDINS / "all_reduce_perf", options)[-2:] == ["-g", "8"]
+    with pytest.raises(LiveError, match="give --gpus N"):
+        build_argv(STANDINS / "all_reduce_perf", LiveOptions(sizes="1G..8G"))
+
+
+def test_without_a_topology_measurements_have_no_expectation(tmp_path, mode):
+    mode("healthy")
+    result, _ = _live(tmp_path)
+    measurements = json.loads(result.stdout)["measurements"]
+    assert measurements and all(m["expected_busbw_GBps"] is None and m["ratio"] is None for m in measurements)
+
+
+@pytest.fixture(scope="module")
+def json_validator():
+    import jsonschema
+
+    schema = json.loads((ROOT / "docs" / "json-output.schema.json").read_text(encoding="utf-8"))
+    return jsonschema.validators.validator_for(schema)(schema)

@@ -5,87 +5,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from topolint.checks._topology import where
+from topolint.model.devices import device_kind, is_hypervisor_device, pci_ids  # noqa: F401 (re-exported)
 from topolint.model.host import LspciDevice, LspciFile
 
-# Vendors whose devices only hypervisors present (QEMU/Red Hat, virtio, Hyper-V, VMware, Xen),
-# and the TI bridge IBM Cloud and KVM put above passed-through GPUs.
-HYPERVISOR_VENDORS = {"1b36", "1af4", "1414", "15ad", "5853"}
-HYPERVISOR_IDS = {"104c:8232"}
-_HYPERVISOR_NAMES = re.compile(r"\b(?:QEMU|Virtio|Hyper-V|VMware|Xen Platform)\b", re.I)
-_VENDOR_NAMES = {"NVIDIA Corporation": "10de", "Mellanox Technologies": "15b3"}
-_DEVICE_BY_NAME = re.compile(r"(NVIDIA Corporation|Mellanox Technologies) Device ([0-9a-fA-F]{4})\b")
-_FABRIC_NIC = re.compile(r"Mellanox|ConnectX|BlueField|Elastic Fabric|E810|BCM575|P2100|P1400|Thor", re.I)
-_MANAGEMENT = re.compile(r"management endpoint|Switch management", re.I)
-GPU_VENDORS = {"10de", "1002"}
 GT_TO_GEN = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 # VM product names (DMI) and systemd-detect-virt words that are containers, not VMs.
 _VM_PRODUCTS = re.compile(r"KVM|QEMU|Standard PC \(|Virtual Machine|VMware|HVM domU|Google Compute Engine|"
                           r"OpenStack|BHYVE|Parallels|VirtualBox|Cloud Hypervisor", re.I)
 CONTAINERS = {"docker", "podman", "lxc", "lxc-libvirt", "systemd-nspawn", "rkt", "wsl", "openvz", "proot", "pouch",
               "container-other"}
-
-
-def pci_ids(device: LspciDevice) -> str | None:
-    """``vvvv:dddd`` from ``-nn`` ids, or from lspci's ``NVIDIA Corporation Device 2330`` naming."""
-    return _pci_ids(device.vendor_id, device.device_id, device.description)
-
-
-def _pci_ids(vendor_id: str | None, device_id: str | None, description: str | None) -> str | None:
-    if vendor_id and device_id:
-        return f"{vendor_id}:{device_id}"
-    match = _DEVICE_BY_NAME.search(description or "")
-    return f"{_VENDOR_NAMES[match.group(1)]}:{match.group(2).lower()}" if match else None
-
-
-def _vendor(ids: str | None, description: str) -> str | None:
-    if ids:
-        return ids.split(":")[0]
-    return next((v for name, v in _VENDOR_NAMES.items() if description.startswith(name)), None)
-
-
-def device_kind(device: LspciDevice) -> str:
-    """gpu, fabric-nic, nic, switch-port, root-port, management, hypervisor, other, or unknown
-    (a device with no header line)."""
-    if device.address is None:
-        return "unknown"
-    return _kind(device.class_code, device.class_name, device.description, device.vendor_id, device.device_id,
-                 device.port_type)
-
-
-# A kind depends on these few short strings alone, and the nodes of a cluster repeat them.
-@lru_cache(maxsize=4096)
-def _kind(code: str | None, name: str | None, text: str | None, vendor_id: str | None, device_id: str | None,
-          port_type: str | None) -> str:
-    code, name, text = code or "", name or "", text or ""
-    if _is_hypervisor(vendor_id, device_id, text):
-        return "hypervisor"
-    if _MANAGEMENT.search(text):
-        return "management"
-    if code.startswith("03") or name in ("VGA compatible controller", "3D controller", "Display controller"):
-        vendor = _vendor(_pci_ids(vendor_id, device_id, text), text)
-        return "gpu" if vendor in GPU_VENDORS or text.startswith(("NVIDIA", "Advanced Micro Devices")) else "other"
-    if code.startswith("02") or name in ("Ethernet controller", "Infiniband controller", "Network controller"):
-        return "fabric-nic" if code == "0207" or name == "Infiniband controller" or _FABRIC_NIC.search(text) \
-            else "nic"
-    if port_type == "Root Port":
-        return "root-port"
-    if port_type in ("Upstream Port", "Downstream Port"):
-        return "switch-port"
-    return "other"
-
-
-def is_hypervisor_device(device: LspciDevice) -> bool:
-    return _is_hypervisor(device.vendor_id, device.device_id, device.description)
-
-
-@lru_cache(maxsize=4096)
-def _is_hypervisor(vendor_id: str | None, device_id: str | None, description: str | None) -> bool:
-    ids = _pci_ids(vendor_id, device_id, description)
-    return bool((ids and (ids.split(":")[0] in HYPERVISOR_VENDORS or ids in HYPERVISOR_IDS))
-                or _HYPERVISOR_NAMES.search(description or ""))
 
 
 @dataclass

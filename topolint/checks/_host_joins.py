@@ -1,6 +1,7 @@
-"""TL003 joins with the host facts: lspci against the NCCL XML (by PCI address) and against
+"""TL003 comparisons with the host facts: lspci against the NCCL XML (by PCI address) and against
 ``nvidia-smi topo -m`` (by GPU index: nvidia-smi numbers GPUs in PCI bus order), and numactl's
-CPU lists against a topology file's affinity masks and a matrix's CPU Affinity.
+CPU lists against a topology file's affinity masks and a matrix's CPU Affinity. The joins
+themselves are the node's (model/node_join.py, the one join of node facts to devices).
 
 Only facts that do not vary with time are compared (NUMA placement, CPU sets), never a link's
 current speed. A static NCCL_TOPO_FILE that differs is info: NCCL uses the file, so its ranks
@@ -11,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from topolint.checks._host import device_kind
 from topolint.checks._topology import gpu_label, where
 from topolint.engine.finding import Hit, Related
 from topolint.model.matrix import MatrixView, single_numa, topo_matrices
 from topolint.model.node import cpu_entity, gpu_entity, pci_entity
+from topolint.model.node_join import NodeJoin, node_join
 from topolint.model.numbers import cpulist, cpumask
 
 
@@ -26,20 +27,13 @@ def _hit(static: bool, variant: str, **kwargs) -> Hit:
     return hit
 
 
-def _lspci_devices(node):
-    for lspci in node.lspci:
-        for device in lspci.devices:
-            if device.address and device.numa_node is not None and device.numa_node >= 0:
-                yield lspci, device
-
-
 def lspci_vs_xml(node) -> Iterator[Hit]:
     """A GPU's or NIC's NUMA node in lspci against the cpu it sits under in the XML."""
     for topology in node.topologies:
         static = topology.kind == "static"
         pci = topology.pci_by_bus()
         gpus = {g.bus_id: g for g in topology.gpus}
-        for lspci, device in _lspci_devices(node):
+        for lspci, device in node_join(node).lspci_devices_with_numa():
             fact = pci.get(device.address)
             if fact is None or fact.kind not in ("gpu", "nic") or fact.cpu_index >= len(topology.cpus):
                 continue
@@ -60,9 +54,7 @@ def lspci_vs_xml(node) -> Iterator[Hit]:
 def lspci_vs_matrix(node) -> Iterator[Hit]:
     """NVIDIA GPUs of lspci in bus order are nvidia-smi's GPU0, GPU1, ...: their NUMA nodes must agree."""
     for lspci in node.lspci:
-        gpus = sorted((d for d in lspci.devices if d.address and device_kind(d) == "gpu"
-                       and (d.vendor_id == "10de" or (d.description or "").startswith("NVIDIA"))),
-                      key=lambda d: d.address)
+        gpus = NodeJoin.nvidia_gpus(lspci)
         for matrix in topo_matrices(node):
             view = MatrixView(matrix)
             if matrix.restricted is not None or len(view.gpus) != len(gpus):
@@ -79,17 +71,6 @@ def lspci_vs_matrix(node) -> Iterator[Hit]:
                           evidence=[f"{where(device.numa_loc)}: lspci: {device.address} NUMA node: {device.numa_node}",
                                     f"{where(row.loc)}: GPU{index} NUMA Affinity {row.numa_affinity} (GPU{index} is "
                                     f"the {index + 1}. NVIDIA GPU in bus order)"])
-
-
-def _numactl_nodes(node) -> dict[int, tuple]:
-    """NUMA id -> (CpuSet, NumaNode, table) for nodes that have CPUs."""
-    found = {}
-    for table in node.numa_tables:
-        for numa in table.nodes:
-            cpus = cpulist(numa.cpus)
-            if cpus:
-                found.setdefault(numa.node_id, (cpus, numa, table))
-    return found
 
 
 def numactl_vs_xml(node, numa_cpus: dict) -> Iterator[Hit]:
@@ -143,6 +124,6 @@ def host_hits(node) -> Iterator[Hit]:
     yield from lspci_vs_xml(node)
     yield from lspci_vs_matrix(node)
     if node.numa_tables:
-        numa_cpus = _numactl_nodes(node)
+        numa_cpus = node_join(node).numactl_cpus
         yield from numactl_vs_xml(node, numa_cpus)
         yield from numactl_vs_matrix(node, numa_cpus)

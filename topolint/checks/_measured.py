@@ -24,18 +24,10 @@ TYPE_BYTES = {"int8": 1, "uint8": 1, "char": 1, "half": 2, "float16": 2, "bfloat
               "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
 REDUCTIONS = {"sum", "prod", "max", "min", "avg", "mulsum"}
 
-# HGX/DGX boards whose GPUs all reach NVSwitches: (CUDA device name pattern, label, sm, NVLinks per
-# GPU). perf-reference.md 1.1: measured ring busbw = links x NCCL's per-link constant x 0.96-1.00
-# (A100 232/240, H100 368/371, B300 695/722). The constant is nvlink_bw(sm) (NCCL topo.h
-# SM80/SM90/SM100_NVLINK_BW). PCIe and NVL (bridged) variants are not here: no NVSwitch.
-NVSWITCH_BOARDS = [
-    (re.compile(r"\bA100[- ]SXM"), "A100 SXM4", 80, 12),
-    (re.compile(r"\bH100 80GB HBM3\b|\bH100[- ]SXM"), "H100 SXM5", 90, 18),
-    (re.compile(r"\bH200\b(?! NVL)"), "H200 SXM", 90, 18),
-    (re.compile(r"\bB200\b"), "B200", 100, 18),
-    (re.compile(r"\bB300\b"), "B300", 103, 18),
-    (re.compile(r"\bGB[23]00\b"), "GB200/GB300", 100, 18),
-]
+# HGX/DGX boards whose GPUs all reach NVSwitches: model/devices.py gpu_model_by_name (the SXM
+# parts with their NVLinks per GPU). perf-reference.md 1.1: measured ring busbw = links x NCCL's
+# per-link constant x 0.96-1.00 (A100 232/240, H100 368/371, B300 695/722). The constant is
+# nvlink_bw(sm) (NCCL topo.h SM80/SM90/SM100_NVLINK_BW). PCIe and NVL (bridged) variants: no NVSwitch.
 BOARD_GPUS = 8  # an HGX baseboard: with 8 ranks on a host the NVSwitch board is certain
 # Per-NIC busbw NCCL reaches, by line rate (perf-reference.md 1.3, maintainers in
 # NVIDIA/nccl-tests#119 and #290): 12 GB/s per 100G, 24 per 200G, 46-48 per 400G = rate/8 x 0.96.
@@ -80,9 +72,12 @@ def version_in_force(log: NcclLog, configured: NcclVersion) -> tuple[NcclVersion
 
 
 def topologies(context) -> list:
-    """Nodes whose topology describes the hardware: this node's own files, else --topology."""
-    nodes = [context.node] if context.node.topologies else []
-    nodes += [n for n in context.topology_nodes if n.topologies and n is not context.node]
+    """Nodes whose topology describes the hardware (an NCCL XML, or a topo -m matrix the estimate
+    builds one from): this node's own files, else --topology."""
+    from topolint.estimate.topology import has_topology
+
+    nodes = [context.node] if has_topology(context.node) else []
+    nodes += [n for n in context.topology_nodes if has_topology(n) and n is not context.node]
     return nodes
 
 
@@ -184,54 +179,64 @@ def expect(context, measured: MeasuredFile, run: TestRun, plateau: Plateau, shap
     return _from_output(measured.log, shape)
 
 
+def model_options(shape: Shape):
+    """The SM of the GPUs the output names (nccl-tests' device list), for topologies that state
+    none (a matrix, a static file): what NCCL reads from the driver at run time."""
+    from topolint.estimate import Options
+    from topolint.model.devices import gpu_model_by_name
+
+    model = gpu_model_by_name(shape.gpu_model)
+    if model is None:
+        return Options()
+    return Options(gpu_sm=model.sm, gpu_sm_source=f"the output's GPU model {shape.gpu_model} ({model.name}, "
+                                                  f"SM{model.sm})")
+
+
 def _estimated(context, measured: MeasuredFile, nodes: list, plateau: Plateau, shape: Shape) -> Expectation:
-    from topolint.estimate import EstimateError, Options, estimate
+    from topolint.estimate import EstimateError
+    from topolint.estimate.expected import expected
 
     version, said = version_in_force(measured.log, context.version)
     hosts = 1 if shape.single_host else len(shape.hosts) or None
     if hosts is None:
         return Expectation(None, reason="the run spans several nodes, but how many is not known")
-    nvls_off = any(c.nvls == 0 for c in measured.log.counts)
     try:
-        result = estimate(nodes[:1], nodes=hosts, gpus_per_node=shape.ranks_per_host, collective=shape.collective,
-                          size=plateau.size, version=version, options=Options(nvls=False) if nvls_off else None)
+        result = expected(nodes[:1], hosts, shape.ranks_per_host, shape.collective,
+                          [(plateau.size, plateau.busbw)], measured.log, version, model_options(shape))
     except EstimateError as exc:
         return Expectation(None, reason=f"estimate: {exc}")
-    chosen = result.selected_estimate
-    if chosen is None:
+    judged = result.measurements[0] if result.measurements else None
+    if judged is None or judged.expected_busbw_GBps is None:
         return Expectation(None, reason="estimate gives no NCCL algorithm for this shape")
-    nvls_seen = any((c.nvls or 0) > 0 for c in measured.log.counts)
-    without_nvls = [a for a in result.algorithms if a.model == "nccl-tuning" and not a.name.startswith("nvls")]
-    unconfirmed = None
-    if chosen.name.startswith("nvls") and not nvls_seen and without_nvls:
-        # NVLink SHARP needs the fabric manager / IMEX at run time, which no input shows: without
-        # an "N nvls channels" line (N > 0) judge against the best algorithm without it.
-        unconfirmed = chosen
-        chosen = max(without_nvls, key=lambda a: a.busbw_GBps)
-    topology = result.inputs["topologies"][0]
+    est = result.estimates[plateau.size]
+    chosen = est.algorithm(judged.algorithm)
+    topology = result.topology
     source = (f"topolint estimate for {hosts} x {shape.ranks_per_host} ranks, {shape.collective} of "
               f"{plateau.size} B on {topology} ({said}): {chosen.name} {chosen.busbw_GBps:.1f} GB/s, bounded by "
               f"{chosen.bottleneck.link} {chosen.bottleneck.entity}")
-    evidence = [source] + [f"estimate: {a}" for a in result.assumptions[2:4]]
-    if nvls_off:
-        evidence.append("the log shows 0 NVLS channels: estimated without NVLink SHARP")
-    if unconfirmed is not None:
-        evidence.append(f"NVLink SHARP is not confirmed by the output (no 'nvls channels' line above 0): judged "
-                        f"against {chosen.name}; with NVLS the estimate is {unconfirmed.busbw_GBps:.1f} GB/s")
-    ring = next((a for a in result.algorithms if a.name == "ring"), None)
+    evidence = [source, f"algorithm: {judged.basis}"]
+    evidence += [f"estimate: {a}" for a in result.notes if "not in the file: assumed" in a][:4]
+    evidence += [f"estimate: {a}" for a in est.assumptions[2:4]]
+    evidence += [n for n in result.notes if n.startswith(("the log shows 0 NVLS", "NVLink SHARP is not confirmed"))]
+    nvls = [a for a in est.algorithms if a.name.startswith("nvls")]
+    if judged.assumed and nvls and not chosen.name.startswith("nvls"):
+        best = max(nvls, key=lambda a: a.busbw_GBps)
+        evidence.append(f"with NVLS the estimate is {best.busbw_GBps:.1f} GB/s")
+    ring = next((a for a in est.algorithms if a.name == "ring"), None)
     if ring is not None and ring is not chosen:
         evidence.append(f"estimate: ring alone would give {ring.busbw_GBps:.1f} GB/s")
     return Expectation(chosen.busbw_GBps, source=f"topolint estimate ({chosen.name}) on {topology}", evidence=evidence)
 
 
 def _board(shape: Shape, log: NcclLog) -> tuple[str, int, int] | None:
-    if shape.gpu_model is None:
+    from topolint.model.devices import gpu_model_by_name
+
+    model = gpu_model_by_name(shape.gpu_model)
+    if model is None or not model.nvswitch_links:
         return None
-    for pattern, label, sm, links in NVSWITCH_BOARDS:
-        if pattern.search(shape.gpu_model):
-            switch_seen = any(t.node_type == "NVS" for t in log.topology)
-            if shape.ranks_per_host == BOARD_GPUS or switch_seen or label.startswith("GB"):
-                return label, sm, links
+    switch_seen = any(t.node_type == "NVS" for t in log.topology)
+    if shape.ranks_per_host == BOARD_GPUS or switch_seen or model.name.startswith("GB"):
+        return model.name, model.sm, model.nvswitch_links
     return None
 
 

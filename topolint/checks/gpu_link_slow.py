@@ -3,10 +3,7 @@ from lspci's LnkCap of both ends: checks/_lspci_slow.py)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from functools import lru_cache
-from pathlib import Path
 
 from topolint.checks import CheckParameters
 from topolint.checks._topology import (
@@ -18,27 +15,15 @@ from topolint.checks._topology import (
     where,
 )
 from topolint.engine.finding import Hit
+from topolint.model.devices import DEVICES, known_devices  # noqa: F401 (re-exported)
 from topolint.model.node import gpu_entity, nic_entity, pci_entity
 from topolint.model.pcie import GT_PER_GENERATION, generation, nccl_width
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 NEEDS = ("topology-dump or lspci",)
-DEVICES = Path(__file__).resolve().parent.parent / "data" / "pci_devices.toml"
 
 
 class Parameters(CheckParameters):
     pass
-
-
-@lru_cache(maxsize=1)
-def known_devices() -> dict[str, dict]:
-    """``0xvvvv:0xdddd`` -> {name, kind, pcie_gen, lanes} (topolint/data/pci_devices.toml)."""
-    with DEVICES.open("rb") as handle:
-        return {key.lower(): value for key, value in tomllib.load(handle).items()}
 
 
 def _label(topology, system_gpus: dict, pci) -> tuple[str, str]:

@@ -1,4 +1,7 @@
-"""PCIE005: NICs under a PCI switch, fed by GPUs outside it, need more than the switch's uplink."""
+"""PCIE005: NICs under a PCI switch, fed by GPUs outside it, need more than the switch's uplink.
+
+A rule about the node: it reads the completed topology (model/completion.py), so a static file's
+NICs carry the rate the node's ports report, and the evidence names that port report."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from topolint.checks import CheckParameters
 from topolint.checks._topology import (
     gpu_label,
     is_hypervisor_bridge,
+    net_entity,
     net_related,
     pci_ancestors,
     where,
@@ -43,7 +47,9 @@ def gbps(value: float) -> str:
 def check(context, params: Parameters) -> Iterator[Hit]:
     version = context.version
     node = context.node.name
-    for topology in context.node.topologies:
+    for stated in context.node.topologies:
+        done = context.completion(stated)
+        topology = done.topology
         pci_by_bus = topology.pci_by_bus()
         bridges = [p for p in topology.pci if p.kind == "bridge"]
         if not bridges or not topology.nics or not topology.gpus:
@@ -112,6 +118,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                     + ", ".join(f"{gpu_label(system.gpus[b])} ({b})" for b in feeders)
                     + ", outside the switch"
                 )
+                evidence += [f"not in the file: {a.text()}" for n in sorted(nets)
+                             for a in done.assumed(net_entity(node, system, n)) if a.field in ("speed", "net")]
             related = [net_related(node, system, n, f"NIC {system.net_label(n)} under {switch.bus_id}")
                        for _, nets, _ in nic_parts for n in sorted(nets)]
             related += [Related(location=system.gpus[b].loc, entity=gpu_entity(node, b),

@@ -364,7 +364,7 @@ def run_check(options: CheckOptions) -> CheckResult:
         internal_errors=result.internal_errors,
     )
     messages += [error.line() for error in result.internal_errors]
-    notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen]
+    notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen or n.startswith("completion: ")]
     inventories = {}
     if options.inventory is not None:  # what the nodes' own files gave (not inventories read back)
         read_back = {node.name for node in collection.nodes if node.inventory is not None}

@@ -54,10 +54,11 @@ def parse_sizes(size: str | None, sizes: str | None) -> list[int]:
 def run_estimate(paths: list[str], sizes: list[int], nodes: int | None = None, gpus_per_node: int | None = None,
                  collective: str = "allreduce", version=None, options=None, check: bool = True) -> EstimateRun:
     from topolint.estimate import EstimateError, estimate_sizes
+    from topolint.estimate.topology import has_topology
     from topolint.inputs.collect import collect
 
     collection = collect(paths)
-    usable = [n for n in collection.nodes if _has_topology(n)]
+    usable = [n for n in collection.nodes if has_topology(n)]
     if not usable:
         if collection.problems:
             return EstimateRun([], collection.problems)
@@ -90,10 +91,6 @@ def topology_findings(paths: list[str], version, estimates: list) -> list[dict]:
         found.append({"code": f.code, "severity": f.severity, "message": f.message, "path": f.path,
                       "line": f.line, "entity": f.entity, "on_bottleneck_of": on})
     return found
-
-
-def _has_topology(node) -> bool:
-    return any(t.gpus for t in node.topologies) or any(m.kind == "topo" and m.rows for m in node.matrices)
 
 
 def crossovers(estimates: list) -> list[dict]:
@@ -303,11 +300,12 @@ def parse_compress(text: str | None) -> float | None:
 def run_training(paths: list[str], node_counts: list[int], spec, gpus_per_node: int | None = None, version=None,
                  options=None, check: bool = True) -> TrainingRun:
     from topolint.estimate import EstimateError
+    from topolint.estimate.topology import has_topology
     from topolint.estimate.training import sweep
     from topolint.inputs.collect import collect
 
     collection = collect(paths)
-    usable = [n for n in collection.nodes if _has_topology(n)]
+    usable = [n for n in collection.nodes if has_topology(n)]
     if not usable:
         if collection.problems:
             return TrainingRun(spec, [], problems=collection.problems)

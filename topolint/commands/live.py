@@ -53,7 +53,7 @@ class LiveOptions:
     timeout: float = 900.0
     grace: float = 10.0
     isolate: str | None = None
-    gpus: int | None = None  # GPUs of this node (single-node runs); default: nvidia-smi -L
+    gpus: int | None = None  # GPUs of this node (single-node runs); default: nvidia-smi -L, else --topology's
     output_dir: Path = Path("topolint-live")
     nccl_version: str | None = None
     progress: object | None = None  # callable(line) for each result row, or None
@@ -67,6 +67,8 @@ class LiveResult:
     check: object  # commands.check.CheckResult of the captured output
     verdicts: list[str] = field(default_factory=list)  # plateau against expectation, per run
     warnings: list[str] = field(default_factory=list)
+    measurements: list = field(default_factory=list)  # estimate.expected.Measurement per run and size
+    measurement_notes: list[str] = field(default_factory=list)  # what the expectation assumed, or why none
 
 
 # ---- finding the binary ---------------------------------------------------------------------------
@@ -89,7 +91,8 @@ def find_binary(name: str, given: str | None) -> Path:
                     "(make MPI=1 for multi-node) and give --nccl-tests BIN_OR_DIR")
 
 
-def local_gpus(given: int | None) -> int:
+def local_gpus(given: int | None, topology: str | None = None) -> int:
+    """--gpus, else CUDA_VISIBLE_DEVICES, else nvidia-smi -L, else the GPUs of --topology."""
     if given:
         return given
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -100,9 +103,31 @@ def local_gpus(given: int | None) -> int:
     except (OSError, subprocess.TimeoutExpired):
         done = None
     count = done.stdout.decode("utf-8", "replace").count("GPU ") if done is not None and done.returncode == 0 else 0
+    if not count and topology:
+        count = topology_gpus(topology)
     if not count:
-        raise LiveError("cannot tell how many GPUs this node has (nvidia-smi -L gave none): give --gpus N")
+        raise LiveError("cannot tell how many GPUs this node has (nvidia-smi -L gave none"
+                        + (", nor does --topology" if topology else "") + "): give --gpus N")
     return count
+
+
+def topology_gpus(path: str) -> int:
+    """The GPUs of the node --topology describes (its NCCL XML, else its topo -m matrix); 0 when unknown."""
+    for node in _topology_nodes(path):
+        counts = [len(t.gpus) for t in node.topologies if t.gpus]
+        counts += [sum(1 for k in m.column_kinds if k == "gpu") for m in node.matrices if m.kind == "topo" and m.rows]
+        if counts:
+            return max(counts)
+    return 0
+
+
+def _topology_nodes(path: str) -> list:
+    from topolint.inputs.collect import collect
+
+    try:
+        return collect([path]).nodes
+    except (OSError, ValueError):
+        return []
 
 
 def size_range(sizes: str) -> tuple[int, int]:
@@ -125,7 +150,7 @@ def build_argv(binary: Path, options: LiveOptions) -> list[str]:
         if not launcher:
             raise LiveError("--launcher is empty")
         return launcher + test + ["-g", "1"]
-    return test + ["-g", str(local_gpus(options.gpus))]
+    return test + ["-g", str(local_gpus(options.gpus, options.topology))]
 
 
 MPI_LAUNCHERS = ("mpirun", "mpiexec", "orterun", "prterun")
@@ -143,7 +168,7 @@ def launcher_warnings(options: LiveOptions) -> list[str]:
 def environment(options: LiveOptions) -> dict[str, str]:
     """What the run adds to the environment: NCCL's INFO lines (with the topology and paths
     print, GRAPH) and the isolation settings."""
-    added = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET,GRAPH,ENV"}
+    added = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET,GRAPH,ENV,TUNING"}  # TUNING: the algorithm per size
     added.update(ISOLATION.get(options.isolate or "", {}))
     return added
 
@@ -291,8 +316,80 @@ def run_live(options: LiveOptions) -> LiveResult:
     explain_failure(finished, argv, options, stdout_path, stderr_path)
     check = judge(options, stdout_path, stderr_path)
     verdicts = [n.split(" ", 1)[1] for n in check.notes if n.startswith(("PERF001 ", "PERF002 ")) and "plateau" in n]
-    (out / REPORT_NAME).write_text("".join(f"# {v}\n" for v in verdicts) + check.render("full"), encoding="utf-8")
-    return LiveResult(argv, env, out, check, verdicts, launcher_warnings(options))
+    measurements, notes = measure(options, stdout_path, stderr_path)
+    (out / REPORT_NAME).write_text("".join(f"# {v}\n" for v in verdicts + measurement_lines(measurements))
+                                   + check.render("full"), encoding="utf-8")
+    return LiveResult(argv, env, out, check, verdicts, launcher_warnings(options), measurements, notes)
+
+
+def measure(options: LiveOptions, stdout_path: Path, stderr_path: Path) -> tuple[list, list[str]]:
+    """Each measured size against the estimate of --topology for the algorithm and protocol NCCL
+    used (estimate/expected.py): the same estimate ``topolint estimate`` gives on that node."""
+    from topolint.checks._measured import COLLECTIVES as ESTIMATE_NAMES
+    from topolint.checks._measured import model_options, shape_of, version_in_force
+    from topolint.estimate import EstimateError
+    from topolint.estimate.expected import Measurement, expected
+    from topolint.estimate.topology import has_topology
+    from topolint.model.nccl_version import NEWEST, NcclVersion
+
+    measured = _measured_runs(stdout_path)
+    log = _joined_log(measured, stderr_path)
+    nodes = [n for n in _topology_nodes(options.topology) if has_topology(n)] if options.topology else []
+    found, notes = [], []
+    for run in measured.runs:
+        shape = shape_of(run, log, measured)
+        collective = ESTIMATE_NAMES.get(run.collective or "") or shape.collective or "allreduce"
+        rows = [(r.size, max(p.busbw for p in r.placements() if p.busbw is not None)) for r in run.rows
+                if r.size > 0 and any(p.busbw is not None for p in r.placements())]
+        hosts = 1 if shape.single_host else len(shape.hosts) or None
+        if not nodes or hosts is None or not shape.ranks_per_host:
+            why = ("no --topology with an NCCL XML or topo -m matrix" if not nodes
+                   else "the run's hosts and ranks per host are not known")
+            notes.append(f"{run.collective or 'nccl-tests'}: measured sizes not judged against an estimate: {why}")
+            found += [Measurement(collective, size, busbw, None, None, None, None, True, why) for size, busbw in rows]
+            continue
+        try:
+            version, _ = version_in_force(log, NcclVersion.parse(options.nccl_version or NEWEST))
+            result = expected(nodes[:1], hosts, shape.ranks_per_host, collective, rows, log, version,
+                              model_options(shape))
+        except EstimateError as exc:
+            notes.append(f"{run.collective or 'nccl-tests'}: no estimate: {exc}")
+            continue
+        found += result.measurements
+        notes += [n for n in result.notes if "assumed" in n or n.startswith(("the log shows 0 NVLS", "NVLink SHARP"))]
+    return found, list(dict.fromkeys(notes))
+
+
+def _joined_log(measured, stderr_path: Path):
+    """The INFO lines of stdout and, when NCCL_DEBUG_FILE or a launcher put them there, stderr."""
+    from types import SimpleNamespace
+
+    from topolint.inputs.source import InputError, SourceFile
+    from topolint.parsers.nccl_log import parse_nccl_log
+
+    logs = [measured.log]
+    try:
+        logs.append(parse_nccl_log(SourceFile(str(stderr_path), stderr_path.read_text(encoding="utf-8",
+                                                                                     errors="replace"))).log)
+    except InputError:
+        pass
+    joined = SimpleNamespace(**{name: [item for log in logs for item in getattr(log, name)]
+                                for name in ("tuning", "counts", "settings", "versions", "comms", "topology")})
+    return joined
+
+
+def measurement_lines(measurements: list) -> list[str]:
+    """'8 GiB: busbw 469 GB/s, 99% of 475.6 (nvls/Simple, assumed)' per judged size."""
+    from topolint.checks.busbw_plateau import size_label
+
+    lines = []
+    for m in measurements:
+        if m.expected_busbw_GBps is None:
+            continue
+        lines.append(f"{m.collective} {size_label(m.size)}: busbw {m.busbw_GBps:g} GB/s, {100 * m.ratio:.0f}% of "
+                     f"{m.expected_busbw_GBps:.1f} expected ({m.algorithm}/{m.protocol}"
+                     f"{', assumed' if m.assumed else ', as the log says'})")
+    return lines
 
 
 def _row_progress(progress):
@@ -350,6 +447,25 @@ def cli(args) -> int:
     if not result.verdicts:
         print("topolint live: no expectation for this shape (give --topology with a node's NCCL topology dump)",
               file=sys.stderr)
+    for line in measurement_lines(result.measurements):
+        print(f"topolint live: {line}", file=sys.stderr)
+    for note in result.measurement_notes:
+        print(f"topolint live: expectation: {note}", file=sys.stderr)
     print(f"topolint live: raw output and report in {result.output_dir}", file=sys.stderr)
-    sys.stdout.write(result.check.render(args.format))
+    sys.stdout.write(render(result, args.format))
     return result.check.exit_code()
+
+
+def render(result: LiveResult, fmt: str) -> str:
+    """The check report; in JSON with what was compared, size by size ("measurements",
+    docs/json-output.schema.json)."""
+    text = result.check.render(fmt)
+    if fmt != "json":
+        return text
+    import json
+
+    from topolint.reporters._json_text import dumps_indented
+
+    document = json.loads(text)
+    document["measurements"] = [m.as_dict() for m in result.measurements]
+    return dumps_indented(document) + "\n"

@@ -53,6 +53,15 @@ class CheckContext:
             self._systems[key] = System(topology, self.version)
         return self._systems[key]
 
+    def completion(self, topology):
+        """``topology`` completed from this node's facts, as NCCL completes a static file at run
+        time (model/completion.py; a dump comes back as it is). Rules about the file as written
+        read ``topology``; rules about the node read ``.topology`` of this and name its
+        ``assumptions`` in their evidence."""
+        from topolint.model.completion import complete
+
+        return complete(self.node, topology)
+
 
 @dataclass
 class RunResult:
@@ -295,6 +304,9 @@ def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, 
         if context.notes:  # --verbose shows a selected rule's notes
             result.notes.extend(f"{rule.code} {note}" for note in context.notes)
             context.notes.clear()
+    for topology in node.topologies:  # --verbose: what the node's facts filled in its static files
+        if topology.kind == "static":
+            result.notes.extend(f"completion: {note}" for note in context.completion(topology).notes())
 
 
 class _UnreadableNodes:

@@ -107,8 +107,8 @@ def topology_from_matrix(matrix: TopoMatrix, notes: list[str], gpu_sm: int | Non
                     attrs={}, loc=loc)
         nics.append(build(Nic, bus_id=bus[label], cpu_index=groups[label], nets=[net], loc=loc))
     notes.append(f"{matrix.path}: topology built from an nvidia-smi topo -m matrix (made-up bus ids): "
-                 f"PCIe Gen{gen} x16 {'given' if pcie_gen else 'assumed (--pcie-gen)'}, GPU SM "
-                 f"{gpu_sm if gpu_sm else 'unknown (--gpu-sm; NCCL then takes 20 GB/s per NVLink)'}, "
+                 f"PCIe Gen{gen} x16 {'given' if pcie_gen else 'assumed (--pcie-gen)'}, "
+                 f"{f'GPU SM {gpu_sm}, ' if gpu_sm else ''}"
                  "CPU interconnect not priced, GPUDirect RDMA assumed where the path allows it")
     if matrix.partial or matrix.restricted:
         notes.append(f"{matrix.path}: the matrix is partial or a restricted view; only the GPUs it shows are used")

@@ -179,6 +179,8 @@ def _nccl_algorithms(coll, size, graphs, comm, options, hws) -> list[AlgorithmEs
     choices = tuning.model(coll, graphs, comm)
     if options.algorithm:
         choices = [c for c in choices if c.algorithm == options.algorithm]
+    if options.protocol:
+        choices = [c for c in choices if c.protocol == options.protocol]
     ring_channels = graphs["ring"].channels if "ring" in graphs else 1
     best: dict[str, tuple[float, tuning.Choice]] = {}
     for choice in choices:

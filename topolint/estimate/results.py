@@ -30,10 +30,12 @@ class Options:
     oversubscription: float = 1.0  # fabric: the leaf-to-spine ratio every inter-node byte may cross
     nodes_per_leaf: int | None = None  # nodes under one leaf switch: up to this many, no oversubscription
     algorithm: str | None = None  # NCCL_ALGO forced (one NCCL algorithm name)
+    protocol: str | None = None  # NCCL_PROTO forced (LL, LL128, Simple)
     nvlinks: int | None = None  # NVLinks per GPU to NVSwitches, for files that state none (static files)
     nic_gbps: float | None = None  # speed of network devices a file states none for
     gpu_sm: int | None = None  # SM of GPUs a file states none for (partial files, matrices)
     pcie_gen: int | None = None  # PCIe generation of links a matrix cannot state
+    gpu_sm_source: str | None = None  # where gpu_sm comes from when it is not an option (live: the output's GPU model)
 
     def fabric_ratio(self, nodes: int) -> float:
         """How much slower the fabric is than the NICs for a job on ``nodes`` nodes: the

@@ -83,6 +83,24 @@ class Cpu(Fact):
     loc: Location
 
 
+def pci_kind_from_class(pci_class: str | None) -> str:
+    """NCCL's class dictionary, prefix matched as kvDictPciClass does."""
+    if not pci_class:
+        return "unknown"
+    value = pci_class.lower()
+    if value.startswith("0x0604"):
+        return "bridge"
+    if value.startswith("0x068000"):
+        return "nvswitch"
+    if value.startswith("0x068001"):
+        return "cpu"
+    if value.startswith("0x03"):
+        return "gpu"
+    if value.startswith("0x02"):
+        return "nic"
+    return "other"
+
+
 class PciDevice(Fact):
     """A ``<pci>`` element. ``kind`` follows NCCL's class matching (prefix 0x03 GPU, 0x02 NIC...)."""
 

@@ -178,6 +178,21 @@ class ChannelCounts(Fact):
     loc: Location
 
 
+class TuningChoice(Fact):
+    """What NCCL chose for one call (NCCL_DEBUG_SUBSYS=TUNING, rank 0; src/enqueue.cc):
+    ``AllReduce: 8589934592 Bytes -> Algo NVLS_TREE proto SIMPLE channel{Lo..Hi}={0..15}`` (2.24+),
+    ``AllReduce: 1048576 Bytes -> Algo 1 proto 2 time 40.5`` (2.23; 2.21-2.22 without the function).
+    Numbers are NCCL's NCCL_ALGO_* / NCCL_PROTO_* indices (src/include/nccl_common.h). One fact per
+    distinct choice: nccl-tests repeats each call for its iterations."""
+
+    function: Optional[str] = None  # AllReduce, AllGather, ... (None before 2.23)
+    bytes: int  # count x type size, as NCCL prints it
+    algorithm: str  # as printed: RING, NVLS_TREE, or an index
+    protocol: str  # LL, LL128, SIMPLE, or an index
+    host: Optional[str] = None
+    loc: Location
+
+
 class NcclLog(Fact):
     versions: list[LogLine] = []  # "NCCL version 2.27.3+cuda12.9": message is the version
     networks: list[LogLine] = []  # "Using network X": message is X
@@ -194,6 +209,7 @@ class NcclLog(Fact):
     connected: list[LogLine] = []  # "Connected all rings, use ring PXN p GDR g"
     rings: list[LogLine] = []  # "Channel 00/02 :    0   1   2   3": message is the rank order
     trees: list[LogLine] = []  # "Trees [0] 1/-1/-1->0->-1 ...": message is the items
+    tuning: list[TuningChoice] = []  # "AllReduce: N Bytes -> Algo X proto Y": what NCCL chose per call
     failures: list[LogLine] = []  # "host: Test NCCL failure ...", "Test CUDA failure", "Test timeout"
     line_count: int = 0  # NCCL lines read
 

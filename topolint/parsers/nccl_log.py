@@ -26,6 +26,7 @@ from topolint.model.measured import (
     RankInit,
     Setting,
     TopoPrintLine,
+    TuningChoice,
 )
 from topolint.model.numbers import decimal, printed_float
 
@@ -71,6 +72,7 @@ TOPO_NODE = re.compile(
 )
 PATHS = re.compile(r"(?P<from>(?:GPU|NET)/[0-9A-Fa-f-]+) :(?P<items>.*)$")  # paths.cc printNodePaths
 PATH_ITEM = re.compile(r"(?P<t>[A-Z]+)/(?P<id>[0-9a-fA-F-]+) \((?P<hops>\d+)/(?P<bw>[\d.]+)/(?P<pt>[A-Z]+)\)")
+TUNING = re.compile(r"(?:(?P<func>[A-Za-z]+): )?(?P<bytes>\d+) Bytes -> Algo (?P<algo>\w+) proto (?P<proto>\w+)")  # enqueue.cc
 RING = re.compile(r"Channel \d+/\d+ :(?P<ranks>(?:\s+\d+)+)(?:\.\.\.)?\s*$")  # graph/rings.cc dumpLine
 TREES = re.compile(r"Trees(?P<items>(?: \[\d+\] -?\d+/-?\d+/-?\d+->\d+->-?\d+)+)\s*$")  # init.cc
 PLUGIN = re.compile(r"(?:NET|TUNER|PROFILER|ENV|GIN)/Plugin ?:|NET/OFI |Successfully loaded external plugin")
@@ -125,6 +127,7 @@ class LogReader:
         self.path = path
         self.log = build(NcclLog)
         self._in_system: str | None = None  # host whose "=== System" print is open
+        self._choices: set[tuple] = set()  # TUNING lines seen (function, bytes, algorithm, protocol, host)
         # A message's first characters pick the handler: one regex per line, not one per format.
         self._by_start = (("Channel ", self._channel), ("NCCL version", self._version), ("Using network", self._network),
                           ("NCCL_", self._setting), ("comm ", self._comm), ("NET/IB", self._devices),
@@ -178,7 +181,7 @@ class LogReader:
             if message.startswith(start) and handler(line):
                 return
         if message[:1].isdigit():
-            self._counts(line)
+            self._counts(line) or self._tuning(line)
         elif "comm 0x" in message and "Init" in message:
             self._init(line)
         else:
@@ -317,7 +320,21 @@ class LogReader:
         self.log.connected.append(line.fact())
         return True
 
+    def _tuning(self, line: _Line) -> bool:
+        match = TUNING.match(line.message)
+        if not match:
+            return False
+        key = (match.group("func"), match.group("bytes"), match.group("algo"), match.group("proto"), line.host)
+        if key not in self._choices:  # nccl-tests repeats each call: one fact per distinct choice
+            self._choices.add(key)
+            self.log.tuning.append(build(TuningChoice, function=match.group("func"), bytes=decimal(match.group("bytes")),
+                                         algorithm=match.group("algo"), protocol=match.group("proto"),
+                                         host=line.host, loc=line.loc))
+        return True
+
     def _misc(self, line: _Line) -> None:
+        if " Bytes -> Algo " in line.message and self._tuning(line):
+            return
         if PLUGIN.match(line.message):
             kept = line.fact()
             self.log.plugin_lines.append(kept)

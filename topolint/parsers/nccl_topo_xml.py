@@ -21,27 +21,12 @@ from topolint.model.facts import (
     XmlElementStat,
     build,
     location,
+    pci_kind_from_class,
 )
 from topolint.model.numbers import strtol_prefix
 from topolint.parsers.xmlsafe import declaration_and_doctype, parse_xml, start_tags, tab_lines
 
-
-def pci_kind_from_class(pci_class: str | None) -> str:
-    """NCCL's class dictionary, prefix matched as kvDictPciClass does."""
-    if not pci_class:
-        return "unknown"
-    value = pci_class.lower()
-    if value.startswith("0x0604"):
-        return "bridge"
-    if value.startswith("0x068000"):
-        return "nvswitch"
-    if value.startswith("0x068001"):
-        return "cpu"
-    if value.startswith("0x03"):
-        return "gpu"
-    if value.startswith("0x02"):
-        return "nic"
-    return "other"
+__all__ = ["parse_topology", "pci_kind_from_class"]
 
 
 def _int(value: str | None) -> int | None:
