@@ -1,16 +1,17 @@
 """A node's inventory from its facts (docs/fleet.md): what the node shows, each value with the
 input line that states it. Nothing is guessed: a value no input states stays absent (unknown).
 
-Where several inputs state one value, the most direct wins: for GPUs an NCCL topology dump,
-then lspci, then ``nvidia-smi topo -m`` (NVLinks: ``nvidia-smi nvlink -s`` first, it names each
+It reads the completed node's join (model/node_join.py, docs/node-model.md): the one idea of
+which lspci device, GPU model, NVLink count, HCA and RDMA port belongs to which GPU or NIC, shared
+with the rules (the join and its fabric view are kept per node, so nothing is joined twice).
+Where several inputs state one value, the most direct wins: for GPUs an NCCL topology dump, then
+lspci, then ``nvidia-smi topo -m`` (NVLinks: ``nvidia-smi nvlink -s`` first, it names each
 link's state); for RDMA ports the fabric view's join of ibstat, ibv_devinfo, ibdev2netdev,
-show_gids, ethtool and ip (model/fabric_view.py), then an NCCL dump's ``net`` elements. PCIe
-links are what lspci's LnkSta says the link trained at (a dump states the maximum, not the
-current state). A static NCCL_TOPO_FILE is a claim about what NCCL will use, not a fact about the
-machine: it is not read here.
-
-This reads the node model and the shared helpers of the checks (device kinds, the PCI id table);
-the cluster stage reads only what it returns.
+show_gids, ethtool and ip, then an NCCL dump's ``net`` elements. GPU models are spelled one way
+whatever names them (model/devices.py: ``H100 SXM5`` from a PCI id, lspci's or nvidia-smi's
+name). PCIe links are what lspci's LnkSta says the link trained at (a dump states the maximum,
+not the current state). A static NCCL_TOPO_FILE is a claim about what NCCL will use, not a fact
+about the machine: it is not read here. The cluster stage reads only what this returns.
 """
 
 from __future__ import annotations
@@ -26,30 +27,34 @@ from topolint.fleet.inventory import (
     Sourced,
     sourced,
 )
+from topolint.model.devices import device_kind, gpu_model_by_id, gpu_model_by_name, lspci_gpu_model, pci_ids
 from topolint.model.facts import build
 from topolint.model.matrix import MatrixView, gpu_bus_ids, nv_count, single_numa, topo_matrices
+from topolint.model.node_join import node_join
+from topolint.model.pcie import GT_PER_GENERATION
 
-_BRACKETED = re.compile(r"\[([^\[\]]*[A-Za-z][^\[\]]*)\]")
 _NCCL_NAME = re.compile(r"NCCL_[A-Z0-9_]{1,128}")
+_GENERATION = {float(gts): generation for generation, gts in GT_PER_GENERATION.items()}
 
 
-def _gpu_model(pci_id: str | None, description: str | None) -> str | None:
-    """One spelling per model, whatever the input: the name in topolint/data/pci_devices.toml
-    for a known PCI id, else the id, else lspci's bracketed name."""
-    from topolint.checks.gpu_link_slow import known_devices
+def _id_model(pci_id: str | None) -> str | None:
+    """A GPU's model by its ``0xvvvv:0xdddd`` id: the table's name, else the id itself."""
+    if not pci_id:
+        return None
+    found = gpu_model_by_id(pci_id)
+    return found.name if found is not None else pci_id.lower()
 
-    if pci_id:
-        key = pci_id if pci_id.startswith("0x") else "0x" + pci_id.replace(":", ":0x")
-        name = known_devices().get(key.lower(), {}).get("name")
-        return name or key.lower()
-    names = _BRACKETED.findall(description or "")
-    return names[0] if names else None
+
+def _lspci_model(device) -> str | None:
+    found = lspci_gpu_model(device)
+    if found is not None:
+        return found.name
+    ids = pci_ids(device)
+    return _id_model(f"0x{ids.replace(':', ':0x')}") if ids else None
 
 
 def _gen(gts: float | None) -> int | None:
-    from topolint.checks._host import generation
-
-    return generation(gts)
+    return _GENERATION.get(gts) if gts is not None else None
 
 
 class _Gpus:
@@ -75,17 +80,22 @@ class _Gpus:
 
 
 def _from_dumps(node, gpus: _Gpus) -> None:
+    join = node_join(node)
     for topology in node.topologies:
         if topology.kind != "dump":
             continue
         pci = topology.pci_by_bus()
+        joined = join.gpus(topology)  # lspci at its address, nvidia-smi nvlink -s by its index, hwloc
         for gpu in topology.gpus:
             record = gpus.get(gpu.bus_id, gpu.dev)
+            facts = joined.get(gpu.bus_id)
+            if facts is not None and facts.active_nvlinks is not None:  # each link's state: the most direct
+                gpus.put(record, "nvlinks", sourced(facts.active_nvlinks.value, facts.active_nvlinks.loc))
+            if facts is not None and facts.model is not None:
+                gpus.put(record, "model", sourced(facts.model.value.name, facts.model.loc))
             device = pci.get(gpu.bus_id)
-            if device is not None:
-                from topolint.checks._topology import pci_id
-
-                gpus.put(record, "model", sourced(_gpu_model(pci_id(device), None), device.loc))
+            if device is not None and device.vendor and device.device:
+                gpus.put(record, "model", sourced(_id_model(f"{device.vendor}:{device.device}"), device.loc))
             links = [link for link in gpu.nvlinks if link.target != gpu.bus_id]
             gpus.put(record, "nvlinks", sourced(sum(link.count or 0 for link in links), gpu.loc))
             if gpu.cpu_index < len(topology.cpus):
@@ -97,8 +107,6 @@ def _from_dumps(node, gpus: _Gpus) -> None:
 
 def _lspci_gpus(node) -> list:
     """(lspci file, device) of each NVIDIA or AMD GPU, in bus order (nvidia-smi's index order)."""
-    from topolint.checks._host import device_kind
-
     found = []
     for lspci in node.lspci:
         if lspci.kind not in ("verbose", "list"):
@@ -110,11 +118,9 @@ def _lspci_gpus(node) -> list:
 
 
 def _from_lspci(node, gpus: _Gpus, lspci_gpus: list) -> None:
-    from topolint.checks._host import pci_ids
-
     for lspci, device in lspci_gpus:
         record = gpus.get(device.address)
-        gpus.put(record, "model", sourced(_gpu_model(pci_ids(device), device.description), device.loc))
+        gpus.put(record, "model", sourced(_lspci_model(device), device.loc))
         _put_link(gpus, record, device)
     if gpus.count is None and lspci_gpus:
         gpus.count = sourced(len(lspci_gpus), lspci_gpus[0][1].loc)
@@ -144,6 +150,8 @@ def _from_nvlink_status(node, gpus: _Gpus, lspci_gpus: list) -> None:
         for gpu in status.gpus:
             record = gpus.get(keys.get(gpu.index, f"#{gpu.index}"), gpu.index)
             record.nvlinks = sourced(len(gpu.active), gpu.loc)
+            model = gpu_model_by_name(gpu.name)
+            gpus.put(record, "model", sourced(model.name if model is not None else None, gpu.loc))
         break
 
 
@@ -165,16 +173,25 @@ def _from_matrices(node, gpus: _Gpus, lspci_gpus: list) -> None:
         break
 
 
-def _nics(node) -> tuple[list[NicPortInventory], Sourced | None]:
-    from topolint.model.fabric_view import FabricView
+def _hca_addresses(node, join) -> dict[str, str]:
+    """HCA name -> its PCI address: the join's (ibdev2netdev -v, hwloc), else the pci element an NCCL
+    dump's net of that name sits under."""
+    found = {fact.value: bus for bus, facts in join.hcas_at.items() for fact in facts}
+    for topology in node.topologies:
+        if topology.kind == "dump":
+            for nic in topology.nics:
+                for net in nic.nets:
+                    if net.name and nic.bus_id:
+                        found.setdefault(net.name, nic.bus_id)
+    return found
 
-    view = FabricView(node)
+
+def _nics(node) -> tuple[list[NicPortInventory], Sourced | None]:
+    join = node_join(node)
+    view = join.fabric  # the rules' own view of the node's fabric
     ports = view.ports
     records = []
-    addresses = {d.address: d for f in node.lspci for d in f.devices if d.address}
-    # An NCCL dump's net sits under its NIC's pci element: the HCA's PCI address without ibdev2netdev -v.
-    dump_addresses = {net.name: nic.bus_id for t in node.topologies if t.kind == "dump"
-                      for nic in t.nics if nic.bus_id for net in nic.nets if net.name}
+    addresses = _hca_addresses(node, join)
     for key in sorted(ports):
         port = ports[key]
         record = build(NicPortInventory, name=f"{port.hca}:{port.port}")
@@ -196,8 +213,8 @@ def _nics(node) -> tuple[list[NicPortInventory], Sourced | None]:
         if port.link_layer == "ethernet":
             v2 = sorted((g for g in port.gids if g.version == "v2" and g.ipv4), key=lambda g: g.index)
             record.gid_index = sourced(v2[0].index, v2[0].loc) if v2 else None
-        address = view.pci_of(port.hca)[0] or dump_addresses.get(port.hca)
-        device = addresses.get(address) if address else None
+        address = addresses.get(port.hca)
+        device = join.lspci_at.get(address, (None, None))[1] if address else None
         if device is not None:
             if device.lnk_sta is not None:
                 record.pcie_gen = sourced(_gen(device.lnk_sta.speed_gts), device.lnk_sta.loc)
