@@ -30,10 +30,10 @@ def _said(value: Value, raw) -> str:
 def _origin(value: Value) -> str:
     """Where the node's value was read; an inventory file's line too when the run read one."""
     source = value.source
-    at = source.__dict__.get("at")
+    at = source.kept_at
     if value.value == UNSET:
         return f"{source.where.path}: the node's NCCL settings do not set {value.part}"
-    kept = f" (kept in {at.path}:{at.line})" if at is not None else ""
+    kept = f" (kept in {at[0]}:{at[1]})" if at is not None else ""
     return f"{source.origin}{kept}"
 
 

@@ -40,8 +40,14 @@ class Sourced(Fact):
     @property
     def where(self) -> Location:
         """The line a finding points at: the inventory file's when read from one, else the raw input's."""
-        at = self.__dict__.get("at")
-        return at if at is not None else location(self.path, self.line)
+        at = self.kept_at
+        return location(*at) if at is not None else location(self.path, self.line)
+
+    @property
+    def kept_at(self) -> tuple[str, int] | None:
+        """(inventory file, line) when the value was read from an inventory file (``at``, kept as a
+        pair: a fleet holds hundreds of thousands of values)."""
+        return self.__dict__.get("at")
 
     @property
     def origin(self) -> str:
@@ -278,12 +284,26 @@ def _line_of(error_loc: tuple, positions: dict[tuple, int]) -> int:
     return min(candidates) if candidates else 1
 
 
+_INTERNED: dict[str, str] = {}
+
+
+def _interned(text: str) -> str:
+    """One string object per raw input path (bounded: a cluster's nodes have their own files)."""
+    found = _INTERNED.get(text)
+    if found is None:
+        if len(_INTERNED) > 65536:
+            _INTERNED.clear()
+        found = _INTERNED[text] = text
+    return found
+
+
 def _attach(value, path: tuple, positions: dict[tuple, int], file: str) -> None:
     """Give every Sourced below ``value`` its line in the inventory file."""
     if isinstance(value, Sourced):
         line = positions.get(path)
         if line is not None:
-            object.__setattr__(value, "at", location(file, line))
+            object.__setattr__(value, "at", (file, line))
+        value.__dict__["path"] = _interned(value.path)  # a node's values name a dozen files
     elif isinstance(value, Fact):
         for name in type(value).model_fields:
             _attach(getattr(value, name, None), path + (name,), positions, file)
