@@ -18,14 +18,17 @@ LIMIT = 4.4
 
 @pytest.fixture(scope="module")
 def inventories(tmp_path_factory):
-    """The 30-node planted fleet's inventories, and 4 copies of them under other node names."""
+    """15 inventories of the planted fleet (its 10 faulty nodes and 5 others), and 4 copies of
+    them under other node names."""
     root = tmp_path_factory.mktemp("fleet_scale")
-    fleet.generate(root / "fleet", 30)
+    faults = fleet.generate(root / "fleet", 30)
     run_cli("check", "fleet", "--inventory", root / "inv", "--format", "json", cwd=root)
+    healthy = [p for p in sorted((root / "inv").iterdir()) if p.stem not in faults][:5]
+    chosen = sorted([root / "inv" / f"{node}.json" for node in faults] + healthy)
     for copies in (1, 4):
         folder = root / f"x{copies}"
         folder.mkdir()
-        for path in sorted((root / "inv").iterdir()):
+        for path in chosen:
             for copy in range(copies):
                 name = f"{path.stem}r{copy}"
                 text = path.read_text(encoding="utf-8").replace(f'"node": "{path.stem}"', f'"node": "{name}"', 1)
