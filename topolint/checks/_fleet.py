@@ -50,18 +50,30 @@ def _subject(value: Value, node: str) -> str:
     return f"{node} {value.part}" if value.part else node
 
 
+def _table(cluster) -> list[tuple[Group, dict[tuple, list[tuple[str, Value]]]]]:
+    """Each group with its nodes' values by attribute key, in key order: one pass over every
+    inventory, shared by FLEET001 and FLEET003."""
+    table = cluster.shared.get("attributes")
+    if table is None:
+        env_names = frozenset(name for inventory in cluster.inventories.values() for name in inventory.nccl_env)
+        table = []
+        for group in cluster.groups:
+            by_key: dict[tuple, list[tuple[str, Value]]] = {}
+            for node in group.nodes:
+                for value in values(cluster.inventories[node], env_names):
+                    by_key.setdefault(value.key, []).append((node, value))
+            table.append((group, {key: by_key[key] for key in sorted(by_key, key=repr)}))
+        cluster.shared["attributes"] = table
+    return table
+
+
 def differing(context, kind: str) -> Iterator[Hit]:
     """Hits for every attribute of ``kind`` (fleet.attributes HARDWARE or CONFIG)."""
     cluster = context.cluster
-    env_names = frozenset(name for inventory in cluster.inventories.values() for name in inventory.nccl_env)
-    for group in cluster.groups:
-        by_key: dict[tuple, list[tuple[str, Value]]] = {}
-        for node in group.nodes:
-            for value in values(cluster.inventories[node], env_names):
-                if value.attribute.kind == kind:
-                    by_key.setdefault(value.key, []).append((node, value))
-        for key in sorted(by_key, key=repr):
-            found = by_key[key]
+    for group, by_key in _table(cluster):
+        for found in by_key.values():
+            if found[0][1].attribute.kind != kind:
+                continue
             tally = Tally.of([value.value for _, value in found])
             if not tally.uniform:
                 yield from _attribute_hits(cluster, group, found, tally)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from topolint.fleet.cluster import attribute_entity, system_entity
 from topolint.fleet.inventory import Inventory, Sourced
@@ -78,9 +79,8 @@ _SAME_VERSION_AS = {"nvidia": "driver", "nvidia_peermem": "driver", "nv_peer_mem
 UNSET = "unset"  # an NCCL variable a node with NCCL settings does not set
 
 
-@dataclass(frozen=True)
-class Value:
-    """One node's value of one attribute."""
+class Value(NamedTuple):
+    """One node's value of one attribute (a tuple: a fleet has hundreds of thousands)."""
 
     key: tuple  # the same on every node: ("nic", "mlx5_3:1", "rate_gbps")
     attribute: Attribute

@@ -27,6 +27,8 @@ class ClusterModel:
     """Nodes by name, in the run's node order (deterministic: the collection's order)."""
 
     inventories: dict[str, Inventory] = field(default_factory=dict)
+    # What several cross-node checks derive alike (checks/_fleet.py's attribute table), computed once.
+    shared: dict = field(default_factory=dict, repr=False, compare=False)
     # Later fields, each filled by the runner's cluster_model() from the run's inputs:
     # the fabric graph, scheduler topology, hostfiles and node labels (fleet part 2), the NVLink
     # domain and profiles (fleet part 3). A field left empty makes nothing available.

@@ -343,12 +343,13 @@ def read_inventory(text: str, file: str) -> Inventory:
     positions = dict(zip(paths, lines)) if len(lines) == len(paths) else {}
     from pydantic import ValidationError
 
-    try:
-        inventory = Inventory.model_validate(data)
+    try:  # strict: the data is exactly of the schema's types, so it is built as it is (fast) below
+        Inventory.pydantic_model().model_validate(data, strict=True)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"]) or "(file)"
         raise InventoryError(_line_of(error["loc"], positions), f"malformed inventory: {where}: {error['msg']}") from None
+    inventory = inventory_from_plain(data)
     _attach(inventory, (), positions, file)
     return inventory
 
