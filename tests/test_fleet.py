@@ -107,7 +107,12 @@ def test_repeated_findings_print_once_with_their_nodes(identical):
 
 
 def test_json_and_sarif_keep_one_result_per_node_sharing_the_group(identical):
-    findings = json.loads(run_cli("check", "cluster", "--format", "json", cwd=identical).stdout)["findings"]
+    import jsonschema
+    from conftest import ROOT
+
+    document = json.loads(run_cli("check", "cluster", "--format", "json", cwd=identical).stdout)
+    jsonschema.validate(document, json.loads((ROOT / "docs" / "json-output.schema.json").read_text()))
+    findings = document["findings"]
     assert len(findings) == 200 and len({f["fingerprint"] for f in findings}) == 200  # baselines stay per node
     groups = {}
     for f in findings:

@@ -115,8 +115,9 @@ def test_a_folder_of_inventories_is_a_cluster_named_as_the_inventories_say(clust
     assert all(line.split("\t")[1] == "topolint-inventory" for line in shown)
     # An inventory beside the files of the node it describes: the files win, a note says so.
     (tmp_path / "inv" / "node0000.json").rename(tmp_path / "inv" / "x.json")
-    both = run_cli("check", cluster, tmp_path / "inv" / "x.json", "--verbose", "--show-files")
-    assert both.exit_code == 0
+    both = run_cli("check", cluster, tmp_path / "inv" / "x.json", "--verbose", "--format", "concise")
+    assert "x.json: inventory of node node0000 not used: the run reads that node from its own files" in both.stderr
+    assert run_cli("check", cluster, tmp_path / "inv" / "x.json", "--show-files").stdout.count("\tnode0000\n") == 8
 
 
 def test_one_node_writes_one_file_and_nothing_else_changes(cluster, tmp_path):
