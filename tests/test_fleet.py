@@ -324,3 +324,20 @@ def test_no_progress_line_when_stderr_is_not_a_terminal(tmp_path, monkeypatch):
     result = run_cli("check", "fleet", "--format", "concise", cwd=tmp_path)
     assert "\r" not in result.stderr and "checked" not in result.stderr
     assert progress.terminal_run_progress(_Terminal()) is not None
+
+
+def test_a_roce_port_whose_gid_index_differs_is_found(tmp_path):
+    gids = (FIXTURES / "rules" / "ROCE004" / "topology" / "show_gids.txt").read_text()
+    for index in range(4):
+        folder = tmp_path / "c" / f"roce{index}"
+        folder.mkdir(parents=True)
+        ibstat = fleet.ibstat(index, None).replace("Link layer: InfiniBand", "Link layer: Ethernet")
+        (folder / "ibstat.txt").write_text(ibstat.split("CA 'mlx5_2'")[0])
+        # roce3: the IPv4 GIDs of mlx5_1 sit at indices 4 and 5 (another GID was added before them)
+        table = gids if index < 3 else gids.replace("mlx5_1\t1\t2\t0000", "mlx5_1\t1\t4\t0000").replace(
+            "mlx5_1\t1\t3\t0000", "mlx5_1\t1\t5\t0000")
+        (folder / "show_gids.txt").write_text(table)
+    result = run_cli("check", "c", "--select", "FLEET", "--format", "concise", cwd=tmp_path)
+    assert result.stdout.splitlines()[0].endswith(
+        "FLEET003 [warning] roce3 mlx5_1: GID index 5; 3 of 4 nodes in group MT4129 use GID index 3")
+    assert result.stdout.count("FLEET") == 1
