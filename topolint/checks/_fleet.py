@@ -103,14 +103,14 @@ def _attribute_hits(cluster, group: Group, found: list[tuple[str, Value]], tally
             verb = "leave it" if raw == UNSET else value.attribute.verb
             fields.update(majority=shown, majority_count=count, verb=verb)
             severity, variant = ("info", "info") if value.attribute.info else (None, "default")
-            related = [Related(location=example[raw].source.where, entity=example[raw].entity,
+            related = [Related(location=example[raw].source.where, entity=example[raw].entity(holders[raw][0]),
                                message=f"{holders[raw][0]}, one of the {count} nodes with {shown}")]
         else:
             fields["distribution"] = "; ".join(f"{count} with {_said(value, raw)}" for raw, count in tally.counts)
             severity, variant, related = "info", "no_majority", []
             why = "fewer than 3 nodes" if tally.total < 3 else "no value is held by more than half"
             evidence.append(f"no majority in group {group.name}: {why}, so no node is the odd one out")
-        yield Hit(entity=value.entity, location=value.source.where, fields=fields, variant=variant,
+        yield Hit(entity=value.entity(node), location=value.source.where, fields=fields, variant=variant,
                   severity=severity, evidence=evidence, related=related)
 
 

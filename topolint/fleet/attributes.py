@@ -79,15 +79,60 @@ _SAME_VERSION_AS = {"nvidia": "driver", "nvidia_peermem": "driver", "nv_peer_mem
 UNSET = "unset"  # an NCCL variable a node with NCCL settings does not set
 
 
+_TABLES = {"system": SYSTEM, "gpu": GPU, "nic": NIC, "software": SOFTWARE}
+_KEYS: dict[tuple, tuple] = {}  # one key tuple per attribute of a part, shared by every node
+
+
+def _key(*parts: str) -> tuple:
+    found = _KEYS.get(parts)
+    if found is None:
+        if len(_KEYS) > 262144:  # bounded: a fleet has a few hundred kinds of part and attribute
+            _KEYS.clear()
+        found = _KEYS[parts] = parts
+    return found
+
+
 class Value(NamedTuple):
-    """One node's value of one attribute (a tuple: a fleet has hundreds of thousands)."""
+    """One node's value of one attribute: three fields (a fleet has hundreds of thousands); what
+    names it in a finding is derived from the key when a finding needs it."""
 
     key: tuple  # the same on every node: ("nic", "mlx5_3:1", "rate_gbps")
-    attribute: Attribute
-    part: str  # how the message names the node's part: "mlx5_3", "GPU 0000:18:00.0", "" (the node)
-    entity: str
     value: object
     source: Sourced  # for an NCCL variable the node does not set: its first NCCL setting's line
+
+    @property
+    def attribute(self) -> Attribute:
+        kind = self.key[0]
+        if kind == "module":
+            return MODULE
+        if kind == "env":
+            return ENV
+        return _TABLES[kind][self.key[-1]]
+
+    @property
+    def part(self) -> str:
+        """How the message names the node's part: "mlx5_3", "GPU 0000:18:00.0", "" (the node)."""
+        kind = self.key[0]
+        if kind == "gpu":
+            return f"GPU {self.key[1]}"
+        if kind == "nic":
+            return port_label(self.key[1])
+        if kind == "module":
+            return f"module {self.key[1]}"
+        return self.key[1] if kind == "env" else ""
+
+    def entity(self, node: str) -> str:
+        kind, name = self.key[0], self.key[1]
+        if kind == "gpu":
+            return attribute_entity(gpu_entity(node, name), self.key[2])
+        if kind == "nic":
+            hca, _, port = name.rpartition(":")
+            return attribute_entity(nic_entity(node, hca, int(port)), self.key[2])
+        if kind == "module":
+            return system_entity(node, f"module/{name}")
+        if kind == "env":
+            return f"{node}/env/{name}"
+        return system_entity(node, name)
 
 
 def port_label(name: str) -> str:
@@ -99,39 +144,31 @@ def port_label(name: str) -> str:
 def values(inventory: Inventory, env_names: frozenset[str] = frozenset()) -> Iterator[Value]:
     """The node's known values; ``env_names``: the NCCL variables some node of the cluster sets
     (a node with NCCL settings that lacks one is "unset" for it)."""
-    node = inventory.node
-    for name, attribute in SYSTEM.items():
+    for name in SYSTEM:
         found = getattr(inventory, name)
         if found is not None:
-            yield Value(("system", name), attribute, "", system_entity(node, name), found.value, found)
+            yield Value(_key("system", name), found.value, found)
     for gpu in inventory.gpus:
-        entity = gpu_entity(node, gpu.key)
-        for name, attribute in GPU.items():
+        for name in GPU:
             found = getattr(gpu, name)
             if found is not None:
-                yield Value(("gpu", gpu.key, name), attribute, f"GPU {gpu.key}", attribute_entity(entity, name),
-                            found.value, found)
+                yield Value(_key("gpu", gpu.key, name), found.value, found)
     for nic in inventory.nics:
-        hca, _, port = nic.name.rpartition(":")
-        entity = nic_entity(node, hca, int(port))
         inactive = nic.state is not None and nic.state.value != "active"  # a stale rate, NET003's business
-        for name, attribute in NIC.items():
+        for name in NIC:
             found = getattr(nic, name)
             if found is not None and not (inactive and name in ("rate_gbps", "mtu")):
-                yield Value(("nic", nic.name, name), attribute, port_label(nic.name),
-                            attribute_entity(entity, name), found.value, found)
-    for name, attribute in SOFTWARE.items():
+                yield Value(_key("nic", nic.name, name), found.value, found)
+    for name in SOFTWARE:
         found = getattr(inventory.software, name)
         if found is not None:
-            yield Value(("software", name), attribute, "", system_entity(node, name), found.value, found)
+            yield Value(_key("software", name), found.value, found)
     for name, found in inventory.software.modules.items():
         if getattr(inventory.software, _SAME_VERSION_AS.get(name, ""), None) is not None:
             continue  # the driver's or OFED's own version says it: one finding, not three
-        yield Value(("module", name), MODULE, f"module {name}", system_entity(node, f"module/{name}"),
-                    found.value, found)
+        yield Value(_key("module", name), found.value, found)
     if inventory.nccl_env:
         first = next(iter(inventory.nccl_env.values()))
         for name in sorted(env_names | set(inventory.nccl_env)):
             found = inventory.nccl_env.get(name)
-            yield Value(("env", name), ENV, name, f"{node}/env/{name}",
-                        found.value if found is not None else UNSET, found or first)
+            yield Value(_key("env", name), found.value if found is not None else UNSET, found or first)
