@@ -13,9 +13,9 @@ loaded, another NCCL_IB_HCA, a port missing). Then for each size:
   count; ``--jobs N`` passes one on): wall-clock and CPU seconds, and the peak memory of the run's
   processes summed (PSS, sampled from /proc every 20 ms);
 * inventories: the same on the folder ``topolint check FLEET --inventory INV/`` wrote;
-* counted work, as tests/test_linear_cost.py counts it (Python calls, under a profiler hook): of
-  the whole run on inventories, and of the fleet's share of the run on bundles (building the
-  inventories, the cluster stage, grouping the findings across nodes), in-process with one job.
+* counted work, as tests/test_linear_cost.py counts it (Python calls, under a profiler hook), of
+  the whole run and of the fleet's share of it (building the inventories, the cluster stage,
+  grouping the findings across nodes), in-process with one job.
 
 It prints the figures of each size and, for two sizes, the ratios (work must grow within 4.4x
 from 1,024 to 4,096 nodes). ``generate()`` also makes the fleets of tests/test_fleet.py.
@@ -279,20 +279,21 @@ def timed_run(command: list[str], cwd: Path) -> dict:
     return {"wall": wall, "cpu": cpu, "peak_mib": peak[0] / 1024}
 
 
-def counted_work(paths: list[str], fleet_only: bool) -> int:
+def counted_work(paths: list[str]) -> tuple[int, int]:
     """Python calls of one in-process run (one job, no cache), counted as tests/test_linear_cost.py
-    counts them. ``fleet_only``: only inside the fleet's share (inventories, the cluster stage,
-    grouping across nodes); else the whole run."""
+    counts them: (the whole run, the fleet's share of it: building inventories, the cluster stage,
+    grouping findings across nodes)."""
     from topolint.commands.check import CheckOptions, run_check
     from topolint.engine import node_groups, runner
 
-    calls = 0
-    depth = [0 if fleet_only else 1]
+    calls = [0, 0]
+    depth = [0]
 
     def count(frame, event, arg):
-        nonlocal calls
-        if depth[0] and event in ("call", "c_call"):
-            calls += 1
+        if event in ("call", "c_call"):
+            calls[0] += 1
+            if depth[0]:
+                calls[1] += 1
 
     def inside(function):
         def wrapped(*args, **kwargs):
@@ -304,16 +305,15 @@ def counted_work(paths: list[str], fleet_only: bool) -> int:
         return wrapped
 
     saved = (runner._add_inventory, runner.run_cluster_checks, node_groups.group_across_nodes)
-    if fleet_only:
-        runner._add_inventory, runner.run_cluster_checks = inside(saved[0]), inside(saved[1])
-        node_groups.group_across_nodes = inside(saved[2])
+    runner._add_inventory, runner.run_cluster_checks = inside(saved[0]), inside(saved[1])
+    node_groups.group_across_nodes = inside(saved[2])
     sys.setprofile(count)
     try:
         run_check(CheckOptions(paths=paths, cache=False, jobs=1, isolated=True))
     finally:
         sys.setprofile(None)
         runner._add_inventory, runner.run_cluster_checks, node_groups.group_across_nodes = saved
-    return calls
+    return calls[0], calls[1]
 
 
 def measure(root: Path, nodes: int, jobs: int | None, count: bool) -> dict:
@@ -329,8 +329,8 @@ def measure(root: Path, nodes: int, jobs: int | None, count: bool) -> dict:
         import gc
 
         gc.disable()  # as the command line runs
-        figures["bundles"]["work"] = counted_work([str(fleet)], fleet_only=True)
-        figures["inventories"]["work"] = counted_work([str(inventories)], fleet_only=False)
+        figures["bundles"]["work"], figures["bundles"]["fleet_work"] = counted_work([str(fleet)])
+        figures["inventories"]["work"], figures["inventories"]["fleet_work"] = counted_work([str(inventories)])
         gc.enable()
     return figures
 
@@ -348,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         for nodes in args.nodes:
             results[nodes] = measure(root, nodes, args.jobs, not args.no_count)
             for kind, figures in results[nodes].items():
-                work = f", work {figures['work']:,} calls" if "work" in figures else ""
+                work = f", work {figures['work']:,} calls ({figures['fleet_work']:,} in the fleet's share)" \
+                    if "work" in figures else ""
                 print(f"nodes {nodes} {kind:<11} wall {figures['wall']:8.2f} s  cpu {figures['cpu']:8.2f} s  "
                       f"peak {figures['peak_mib']:7.0f} MiB (summed over processes){work}", flush=True)
         if len(args.nodes) == 2:
@@ -359,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
                 line = f"ratio {kind:<11} x{scale:g} nodes: wall {b['wall'] / a['wall']:.2f}, cpu {b['cpu'] / a['cpu']:.2f}, " \
                        f"peak {b['peak_mib'] / a['peak_mib']:.2f}"
                 if "work" in a:
-                    line += f", work {b['work'] / a['work']:.2f}"
+                    line += f", work {b['work'] / a['work']:.2f} (fleet's share {b['fleet_work'] / a['fleet_work']:.2f})"
                 print(line)
     return 0
 

@@ -1,7 +1,7 @@
 """The fleet's work is linear in the nodes (issue 26, item 5): counted as tests/test_linear_cost.py
 counts it (Python calls under a profiler hook, deterministic), a fleet of 4x the nodes, with 4x
-the planted faults, costs at most 4.4x. Small sizes here; benchmarks/fleet.py measures 1,024 and
-4,096 nodes. TOPOLINT_LONG=1 adds the run on node bundles (it parses every node).
+the planted faults, costs at most 4.4x. Small sizes here (TOPOLINT_LONG=1: 120 and 480 bundles);
+benchmarks/fleet.py measures 1,024 and 4,096 nodes.
 """
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ def inventories(tmp_path_factory):
                 name = f"{path.stem}r{copy}"
                 text = path.read_text(encoding="utf-8").replace(f'"node": "{path.stem}"', f'"node": "{name}"', 1)
                 (folder / f"{name}.json").write_text(text, encoding="utf-8")
+    fleet.counted_work([str(root / "x1")])  # imports and tables built once: not the run's work
     return root
 
 
 def test_inventories_cost_linear_work(inventories):
-    small = fleet.counted_work([str(inventories / "x1")], fleet_only=False)
-    large = fleet.counted_work([str(inventories / "x4")], fleet_only=False)
+    small, _ = fleet.counted_work([str(inventories / "x1")])
+    large, _ = fleet.counted_work([str(inventories / "x4")])
     assert large <= LIMIT * small, f"4x the nodes cost {large / small:.2f}x the work ({small} -> {large} calls)"
 
 
@@ -52,10 +53,52 @@ def test_the_findings_grow_with_the_faults(inventories):
                                          "with its nodes.")
 
 
-@pytest.mark.skipif(not LONG, reason="parses 150 node bundles under a profiler: TOPOLINT_LONG=1")
-def test_bundles_cost_linear_fleet_work(tmp_path):
-    fleet.generate(tmp_path / "small", 30)
-    fleet.generate(tmp_path / "large", 120)
-    small = fleet.counted_work([str(tmp_path / "small")], fleet_only=True)
-    large = fleet.counted_work([str(tmp_path / "large")], fleet_only=True)
-    assert large <= LIMIT * small, f"4x the nodes cost {large / small:.2f}x the fleet's work"
+class _CountedSettings(list):
+    """A config file's settings that count how often a rule walks them."""
+
+    walks = 0
+
+    def __iter__(self):
+        _CountedSettings.walks += 1
+        return super().__iter__()
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fleet_bundles")
+    small_nodes = 120 if LONG else 30
+    fleet.generate(root / "small", small_nodes)
+    fleet.generate(root / "large", 4 * small_nodes)
+    fleet.counted_work([str(root / "small")])  # imports and tables built once: not the run's work
+    return root
+
+
+def test_config_files_on_every_node_are_read_once_per_run(bundles, monkeypatch):
+    """Each bundle has an nccl.conf: rules on one node read that node's settings from an index, not
+    every node's files (which made 4,096 bundles cost 6.4x the CPU of 1,024)."""
+    from topolint.inputs.collect import _Collector
+
+    config = _Collector.config
+
+    def counted(self, parsed, *args):
+        parsed.settings = _CountedSettings(parsed.settings)
+        return config(self, parsed, *args)
+
+    monkeypatch.setattr(_Collector, "config", counted)
+    walks = {}
+    for size in ("small", "large"):
+        _CountedSettings.walks = 0
+        result = run_cli("check", size, "--format", "json", cwd=bundles)
+        assert "FLEET003" in result.stdout
+        walks[size] = _CountedSettings.walks
+    assert walks["large"] <= LIMIT * walks["small"], walks
+
+
+@pytest.mark.skipif(not LONG, reason="profiles two runs of node bundles: TOPOLINT_LONG=1")
+def test_bundles_cost_linear_work(bundles):
+    """The whole run on bundles, and the fleet's share of it."""
+    tmp_path = bundles
+    small, small_fleet = fleet.counted_work([str(tmp_path / "small")])
+    large, large_fleet = fleet.counted_work([str(tmp_path / "large")])
+    assert large <= LIMIT * small, f"4x the nodes cost {large / small:.2f}x the work"
+    assert large_fleet <= LIMIT * small_fleet, f"4x the nodes cost {large_fleet / small_fleet:.2f}x the fleet's work"

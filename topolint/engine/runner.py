@@ -246,6 +246,14 @@ class _NodeChecker:
         self.input_codes = {r.code for r in rules if r.check == "inputs"}  # TL001 and kin: from collect
         self._plans: dict[frozenset, list[tuple]] = {}
         self.inventories = False  # build each node's inventory once its rules ran (the cluster stage reads them)
+        self._configs_by_path: dict | None = None
+
+    def configs_of(self, node: NodeModel) -> list:
+        """The config files among the node's own files (a bundle's nccl.conf): by path, not by a
+        scan of the run's configs for every node (a cluster of bundles has one on every node)."""
+        if self._configs_by_path is None:
+            self._configs_by_path = {c.path: c for c in self.collection.configs}
+        return [self._configs_by_path[path] for path in node.sources if path in self._configs_by_path]
 
     def plan(self, available: set[str]) -> list[tuple]:
         """(rule, module, params, missing) for each node rule, in order; ``missing``: the inputs
@@ -264,7 +272,7 @@ class _NodeChecker:
             self.collection.materialize(node)  # a lazy collection: parsed now, dropped after its checks
         _check_node(node, self, self.collection, self.options, result)
         if self.inventories:
-            _add_inventory(node, self.collection, result)
+            _add_inventory(node, self.configs_of(node), result)
 
     def __call__(self, node: NodeModel) -> RunResult:
         """In a worker: the node's result; its facts are dropped as the parent drops them."""
@@ -372,13 +380,13 @@ def is_cluster_check(needs: tuple) -> bool:
     return bool(needs) and needs[0] == "cluster"
 
 
-def _add_inventory(node: NodeModel, collection: Collection, result: RunResult) -> None:
-    """The node's inventory, built from its facts before they are released (an internal error,
-    not a lost run, when building it raises)."""
+def _add_inventory(node: NodeModel, configs: list, result: RunResult) -> None:
+    """The node's inventory, built from its facts and its own config files before they are
+    released (an internal error, not a lost run, when building it raises)."""
     from topolint.fleet.build import node_inventory
 
     try:
-        inventory = node_inventory(node, collection.configs)
+        inventory = node_inventory(node, configs)
     except Exception as exc:  # noqa: BLE001 - a bug in the inventory builder: exit 2, the run goes on
         result.internal_errors.append(InternalError(node_input(node), "inventory", describe(exc)))
         return

@@ -259,7 +259,7 @@ def _numa_nodes(node) -> Sourced | None:
 
 def _nccl_env(node, configs: list) -> dict[str, Sourced]:
     """NCCL_* settings in the node's own config files (a bundle's nccl.conf, env files): the last
-    literal value a file sets, files in path order."""
+    literal value a file sets, files in path order. ``configs``: the node's own."""
     found: dict[str, Sourced] = {}
     for config in sorted((c for c in configs if c.path in node.sources), key=lambda c: c.path):
         for setting in config.settings:
