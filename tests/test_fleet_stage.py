@@ -167,3 +167,20 @@ def test_the_cluster_stage_runs_cross_node_checks_on_the_inventories(cluster):
     alone = RunResult(inventories={"node0000": result.inventories["node0000"]})
     run_cluster_checks([(rule, module, None)], collection, RunOptions(nccl_version=NcclVersion.parse(NEWEST)), alone)
     assert alone.findings == [] and len(seen) == 1  # one node: nothing to compare, the stage does not run
+
+
+def test_inventory_files_are_compared_without_worker_processes(cluster, tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "MIN_NODES_PER_JOB", 2)
+    run_cli("check", cluster, "--inventory", tmp_path / "inv", "--format", "json")
+    started = []
+    outcomes = parallel.outcomes
+
+    def spy(nodes, check_node, workers):
+        started.append(len(nodes))
+        return outcomes(nodes, check_node, workers)
+
+    monkeypatch.setattr(parallel, "outcomes", spy)
+    one = run_cli("check", tmp_path / "inv", "--jobs", "1", "--format", "json", "--verbose")
+    three = run_cli("check", tmp_path / "inv", "--jobs", "3", "--format", "json", "--verbose")
+    assert started == [] and one.stdout == three.stdout  # nothing to parse: the workers would only copy
+    assert "not run on node" not in three.stderr  # no node rule has anything to read on an inventory

@@ -210,7 +210,7 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             continue
         first_finding, first_note = len(result.findings), len(result.notes)
         errors_before = len(result.internal_errors)
-        if from_workers is not None:
+        if from_workers is not None and _worth_a_worker(node):
             from topolint.engine import parallel
 
             parallel.apply(next(from_workers), node, collection, result)
@@ -268,6 +268,10 @@ class _NodeChecker:
         return plan
 
     def into(self, node: NodeModel, result: RunResult) -> None:
+        if node.inventory is not None:  # read from an inventory file: the cluster stage's input only
+            result.ran.setdefault(node.name, set(self.input_codes))
+            result.inventories[node.name] = node.inventory
+            return
         if node.pending and self.collection.materialize is not None:
             self.collection.materialize(node)  # a lazy collection: parsed now, dropped after its checks
         _check_node(node, self, self.collection, self.options, result)
@@ -287,13 +291,19 @@ def _worker_outcomes(checker: _NodeChecker, collection: Collection, options: Run
     here: one job, a collection parsed up front, --topology nodes, or too few nodes to gain."""
     if options.jobs == 1 or collection.materialize is None or collection.topology_nodes:
         return None
-    todo = [node for node in collection.nodes if node.cached is None]
+    todo = [node for node in collection.nodes if node.cached is None and _worth_a_worker(node)]
     if not todo:  # a run the cache answers: not even multiprocessing is imported
         return None
     from topolint.engine import parallel
 
     workers = parallel.usable(parallel.job_count(options.jobs), len(todo))
     return parallel.outcomes(todo, checker, workers) if workers else None
+
+
+def _worth_a_worker(node: NodeModel) -> bool:
+    """A node read from an inventory file has nothing to parse or check: it stays here (a worker
+    would only copy the inventories it touches)."""
+    return node.inventory is None
 
 
 def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, options: RunOptions,
