@@ -71,6 +71,53 @@ REMOVED_IN = {"NCCL_NCCL_ALLOC_P2P_NET_LL_BUFFERS": "2.16.5", "NCCL_SHARED_BUFF_
 EXTRA_CHOICES = {"NCCL_DEBUG": ["NONE"]}
 DEPRECATED_VALUES = {"NCCL_LAUNCH_MODE": {"GROUP": "2.9"}}
 
+# MIN_CTAS and MAX_CTAS share theirs: MAXCHANNELS, 64 from 2.25 (32 before).
+_CTA_RANGES = [{"from": "2.25", "min": 1, "max": 64, "auto": "<=0",
+                "effect": "NCCL caps the CTA count at MAXCHANNELS (64); 0 or less leaves the default",
+                "source": "src/init.cc envConfigOverride and the MAXCHANNELS cap (v2.30.7-1)"},
+               {"min": 1, "max": 32, "auto": "<=0",
+                "effect": "NCCL caps the CTA count at MAXCHANNELS (32 before 2.25)",
+                "source": "src/init.cc (v2.24.3-1, MAXCHANNELS 32)"}]
+# Integer ranges NCCL (or the verbs field it fills) accepts, read at the release tags named; a
+# value outside is not used as written. Rows apply from ``from`` (the newest row first); ``auto``
+# values mean "unset" to NCCL. ``effect`` says what happens to a value outside the range.
+VALUE_RANGES = {
+    "NCCL_NTHREADS": [{"min": 64, "max": 512, "multiple_of": 32, "auto": "<=0",
+                       "effect": "NCCL uses 512 for a value that is not a multiple of 32 or is above 512, "
+                                 "and 64 below 64",
+                       "source": "src/graph/tuning.cc getNthreads (v2.8.4-1 to v2.30.7-1)"}],
+    "NCCL_LL128_NTHREADS": [{"min": 160, "max": 640, "multiple_of": 32, "auto": "<=0",
+                             "effect": "NCCL uses 640 for a value that is not a multiple of 32 or is above 640, "
+                                       "and 160 below 160",
+                             "source": "src/graph/tuning.cc getNthreads (NCCL_LL128_MAX_NTHREADS/4 to 640)"}],
+    "NCCL_IB_RETRY_CNT": [{"min": 0, "max": 7,
+                           "effect": "the QP's retry count is a 3-bit field: the verbs driver rejects the value or "
+                                     "keeps its low bits",
+                           "source": "src/transport/net_ib/connect.cc ncclIbQpRts (qpAttr.retry_cnt, v2.30.7-1)"}],
+    "NCCL_IB_TIMEOUT": [{"min": 0, "max": 31,
+                         "effect": "the QP's local ACK timeout is a 5-bit exponent: the verbs driver rejects the "
+                                   "value or keeps its low bits",
+                         "source": "src/transport/net_ib/connect.cc ncclIbQpRts (qpAttr.timeout, v2.30.7-1)"}],
+    "NCCL_IB_SL": [{"min": 0, "max": 15, "auto": -1,
+                    "effect": "the service level is a 4-bit field of the address vector: the driver keeps its "
+                              "low bits",
+                    "source": "src/transport/net_ib/connect.cc (qpAttr.ah_attr.sl, v2.30.7-1)"}],
+    "NCCL_IB_TC": [{"min": 0, "max": 255, "auto": -1,
+                    "effect": "the traffic class is an 8-bit field: NCCL's value is cut to its low 8 bits",
+                    "source": "src/transport/net_ib/connect.cc (qpAttr.ah_attr.grh.traffic_class, v2.30.7-1)"}],
+    "NCCL_IB_FIFO_TC": [{"min": 0, "max": 255, "auto": -1,
+                         "effect": "the traffic class is an 8-bit field: NCCL's value is cut to its low 8 bits",
+                         "source": "src/transport/net_ib/connect.cc (rtrAttr->tc, v2.30.7-1)"}],
+    "NCCL_IB_QPS_PER_CONNECTION": [{"min": 1, "max": 128,
+                                    "effect": "NCCL holds at most NCCL_IB_MAX_QPS (128) queue pairs per connection",
+                                    "source": "src/transport/net_ib/common.h NCCL_IB_MAX_QPS (v2.30.7-1)"}],
+    "NCCL_SOCKET_NTHREADS": [{"min": 0, "max": 16, "auto": -2,
+                              "effect": "NCCL warns and uses 16 (MAX_THREADS)",
+                              "source": "src/transport/net_socket.cc ncclNetSocketGetNsockNthread (v2.30.7-1)"}],
+    "NCCL_MIN_CTAS": "CTAS",
+    "NCCL_MAX_CTAS": "CTAS",
+}
+
 # Variables other software reads under NCCL_ names (rule-catalog.md ENV001; nccl-formats.md §3.6).
 PYTORCH_RENAMED = {  # c10d reads the TORCH_NCCL_* name first, then the old NCCL_* one (deprecated)
     "NCCL_ASYNC_ERROR_HANDLING": "TORCH_NCCL_ASYNC_ERROR_HANDLING",
@@ -200,6 +247,8 @@ def build(tsv: Path) -> dict:
             entry.update(_choices(name, row["type"], row["values"]))
             if name in DEPRECATED_VALUES:
                 entry["deprecated_values"] = DEPRECATED_VALUES[name]
+            if name in VALUE_RANGES:
+                entry["ranges"] = _CTA_RANGES if VALUE_RANGES[name] == "CTAS" else VALUE_RANGES[name]
             variables[name] = entry
     _add_plugin_names(variables)
     for old, new in PYTORCH_RENAMED.items():

@@ -356,6 +356,14 @@ def _module_versions(n: int) -> str:
     return "".join(f"/sys/module/mod_{i}/version:1.{i}.0\n" for i in range(n))
 
 
+def _workflow(n: int) -> str:
+    """A GitHub Actions job of n steps, each with env, a run script and a $GITHUB_ENV line."""
+    head = "on: [push]\nenv:\n  NCCL_DEBUG: WARN\njobs:\n  test:\n    runs-on: gpu\n    steps:\n"
+    return head + "".join(f"      - name: s{i}\n        env:\n          NCCL_X{i}: v{i}\n        run: |\n"
+                          f"          export NCCL_Y{i}=w{i}\n          echo NCCL_Z{i}=u{i} >> $GITHUB_ENV\n"
+                          for i in range(n))
+
+
 def _named(make: Callable[[int], str], name: str) -> Callable[[int], str]:
     make.__name__ = name
     return make
@@ -411,6 +419,7 @@ GROWERS: tuple[Grower, ...] = (
     Grower("kernel-modules", _proc_modules, 200),
     Grower("kernel-modules", _lsmod, 200),
     Grower("module-versions", _module_versions, 200),
+    Grower("github-actions", _workflow, 40),
 )
 
 

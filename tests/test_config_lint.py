@@ -124,7 +124,7 @@ def test_shell_scopes_steps_and_defaults():
 def test_shell_unterminated_quote_stops_the_analysis_not_an_error():
     from topolint.parsers.shell import parse_shell
 
-    config = parse_shell(SourceFile("x", "NCCL_NTHREADS=$((1+2))\necho 'open\nNCCL_DEBUG=INFO\n"))
+    config = parse_shell(SourceFile("x", "export NCCL_NTHREADS=$((1+2))\necho 'open\nNCCL_DEBUG=INFO\n"))
     assert [(s.name, s.value) for s in config.settings] == [("NCCL_NTHREADS", None)]  # arithmetic: computed
     assert [(s.line, s.reason) for s in config.skipped] == [(2, "unterminated single quote: lines 2-4 not analysed")]
 

@@ -52,5 +52,6 @@ def test_mangled_inputs_never_raise_and_stay_in_the_file(fmt):
 
 def test_control_characters_are_kept_in_values():
     for fmt in ("shell", "envfile", "nccl-conf", "docker-env-file"):
-        config = PARSERS[fmt](SourceFile("x", "NCCL_DEBUG=WA\x01RN\x1b\n"))
+        prefix = "export " if fmt == "shell" else ""  # a plain shell assignment is no setting (not exported)
+        config = PARSERS[fmt](SourceFile("x", prefix + "NCCL_DEBUG=WA\x01RN\x1b\n"))
         assert [s.value for s in config.settings] == ["WA\x01RN\x1b"], fmt

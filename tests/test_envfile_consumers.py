@@ -72,7 +72,7 @@ def test_the_consumer_decides_how_a_dot_env_is_read(tmp_path):
     quoted = 'NCCL_DEBUG="WARN" # comment\n'
     (tmp_path / ".env").write_text(quoted)  # compose: WARN
     (tmp_path / "run.env").write_text(quoted)  # docker run --env-file: the quotes and comment are the value
-    (tmp_path / "common.env").write_text("NCCL_SOCKET_IFNAM=eth0\n")  # sourced: shell, read by the script
+    (tmp_path / "common.env").write_text("export NCCL_SOCKET_IFNAM=eth0\n")  # sourced: shell, read by the script
     (tmp_path / "go.sh").write_text("source ./common.env\ndocker run --env-file run.env image\n")
     result = run_cli("check", ".", "--isolated", "--no-cache", "--format", "json", "--verbose", cwd=tmp_path)
     found = sorted((f["code"], f["path"], f["line"]) for f in json.loads(result.stdout)["findings"])

@@ -37,7 +37,6 @@ REVIEWED = {
     ("estimate/refine.py", "int(port.rate_gbps * 1000)"): "arithmetic on a rate ibstat's parser read",
     ("estimate/tuning.py", "int(math.log2(comm.nodes))"): "arithmetic on a count",
     ("estimate/tuning.py", "int(math.log2(size >> 6))"): "arithmetic on a size",
-    ("estimate/topology.py", "int(gbps * 1000)"): "arithmetic on a rate",
     ("inputs/config_names.py", "int(match.lastgroup[1:])"): "a regex group name the module built (n0, n1, ...)",
 }
 

@@ -21,13 +21,14 @@ def test_hash_inside_a_word_is_not_a_comment():
 
 
 def test_colon_default_assignment_is_read():
-    text = ': "${NCCL_DEBUG:=INFO}"\necho "${NCCL_ALGO=Ring}"\nNCCL_PROTO=${NCCL_PROTO:=Simple}\n'
-    assert _settings(text) == [("NCCL_DEBUG", "INFO", 1, 6, True), ("NCCL_ALGO", "Ring", 2, 9, True),
-                               ("NCCL_PROTO", "Simple", 3, 1, True)]
+    text = 'set -a\n: "${NCCL_DEBUG:=INFO}"\necho "${NCCL_ALGO=Ring}"\nNCCL_PROTO=${NCCL_PROTO:=Simple}\n'
+    assert _settings(text) == [("NCCL_DEBUG", "INFO", 2, 6, True), ("NCCL_ALGO", "Ring", 3, 9, True),
+                               ("NCCL_PROTO", "Simple", 4, 1, True)]
 
 
 def test_default_with_expansion_is_not_a_literal():
-    assert _settings(': "${NCCL_SOCKET_IFNAME:=$(ip route | head -1)}"\n') == [("NCCL_SOCKET_IFNAME", None, 1, 6, True)]
+    assert _settings('export NCCL_SOCKET_IFNAME\n: "${NCCL_SOCKET_IFNAME:=$(ip route | head -1)}"\n')[1:] == [
+        ("NCCL_SOCKET_IFNAME", None, 2, 6, True)]
 
 
 def test_command_substitution_with_spaces_is_one_word():

@@ -61,8 +61,11 @@ def run_entity(node: str, measured: MeasuredFile, run: TestRun) -> str:
     return f"{file_entity(node, measured.path)}#{run.collective or 'nccl-tests'}@{run.loc.line}"
 
 
-def version_in_force(log: NcclLog, configured: NcclVersion) -> tuple[NcclVersion, str]:
-    """The NCCL version the log's banner names, else the configured one."""
+def version_in_force(log: NcclLog, configured: NcclVersion, context=None) -> tuple[NcclVersion, str]:
+    """The NCCL version the log's banner names, else the configured one; ``--nccl-version`` and
+    the configuration's ``nccl-version`` win over the banner (model/nccl_in_force.py)."""
+    if context is not None and context.configured.origin != "default":
+        return context.configured.version, context.configured.label()
     for line in log.versions:
         try:
             return NcclVersion.parse(line.message), f"NCCL {line.message} (banner at {where(line.loc)})"
@@ -196,7 +199,7 @@ def _estimated(context, measured: MeasuredFile, nodes: list, plateau: Plateau, s
     from topolint.estimate import EstimateError
     from topolint.estimate.expected import expected
 
-    version, said = version_in_force(measured.log, context.version)
+    version, said = version_in_force(measured.log, context.version, context)
     hosts = 1 if shape.single_host else len(shape.hosts) or None
     if hosts is None:
         return Expectation(None, reason="the run spans several nodes, but how many is not known")

@@ -10,6 +10,7 @@ from topolint.checks._config import (
     rdma_setting_evidence,
     topology_label,
     topology_views,
+    visible_settings,
 )
 from topolint.model.config import EnvSetting
 from topolint.model.nccl_env import level_name, param_read
@@ -21,6 +22,16 @@ class Case:
     transport: str  # net, p2p, shm, gdr, cumem
     rule: str  # NET007, NVL003 or ENV006
     evidence: list[str] = field(default_factory=list)
+    cause: str = "default"  # the message variant
+
+
+# src/plugin/net.cc ncclNetInit (v2.30.7-1): with NCCL_NET set only the plugin of that name is
+# tried, and the internal IB plugin's init refuses when NCCL_IB_DISABLE is set
+# (src/transport/net_ib/init.cc: ``if (ncclParamIbDisable()) return ncclInternalError``), so no
+# network starts: "Failed to initialize any NET plugin", ncclInvalidUsage. NCCL before the plugin
+# rework (src/init.cc, 2.18) failed the same way ("Error: network IB not found").
+INIT_FAILS = ("NCCL_NET=IB lets NCCL use only its IB network, which NCCL_IB_DISABLE=1 turns off: communicator "
+              "init fails (src/plugin/net.cc ncclNetInit: \"Failed to initialize any NET plugin\")")
 
 
 def cases(context) -> list[Case]:
@@ -38,6 +49,7 @@ def evidenced_hits(context, rule: str):
     for case in cases(context):
         if case.rule == rule:
             hit = setting_hit(case.setting, reason=case.evidence[0])
+            hit.variant = case.cause
             hit.evidence.extend(case.evidence)
             yield hit
 
@@ -51,7 +63,13 @@ def _decide(context) -> list[Case]:
             evidence = [f"{topology_label(v)} names RDMA NICs: {', '.join(sorted({h.name for h in v.hcas}))}"
                         for v in views if v.rdma]
             evidence += [f"{e} in the same scope configures RDMA" for e in rdma_setting_evidence(context, config, s.scope, s)]
-            if evidence:
+            asks_ib = s.name == "NCCL_IB_DISABLE" and any(
+                o.name == "NCCL_NET" and (o.value or "").strip().upper() == "IB"
+                for o in visible_settings(context, config, s.scope) if o.literal)
+            if asks_ib:  # NCCL_NET=IB names the one network NCCL may use, and IB is off: init fails
+                evidence.append(INIT_FAILS)
+                found.append(Case(s, "net", "NET007", evidence, "init-fails"))
+            elif evidence:
                 found.append(Case(s, "net", "NET007", evidence))
             elif not views:
                 found.append(Case(s, "net", "ENV006"))
@@ -72,7 +90,10 @@ def _decide(context) -> list[Case]:
                 evidence = [f"{e} in the same scope" for e in multi_gpu_evidence(context, config, s.scope)]
                 found.append(Case(s, "p2p", "NVL003" if evidence else "ENV006", evidence))
         elif s.name == "NCCL_SHM_DISABLE" and param_read(value):
-            found.append(Case(s, "shm", "ENV006"))
+            # SHM carries what P2P cannot: it costs where GPUs have neither NVLink nor PCIe P2P.
+            evidence = [f"{topology_label(v)} has {v.gpu_count} GPUs with neither NVLink nor PCIe P2P between them"
+                        for v in views if v.gpu_count >= 2 and not v.nvlink and not v.pcie_p2p]
+            found.append(Case(s, "shm", "ENV006", evidence))
         elif s.name == "NCCL_NET_GDR_LEVEL" and level_name(value) == "LOC":
             found.append(Case(s, "gdr", "ENV006"))
         elif s.name == "NCCL_CUMEM_ENABLE" and value == "0":

@@ -13,7 +13,7 @@ from topolint.checks._config import (
     setting_hit,
 )
 from topolint.engine.finding import Hit
-from topolint.model.nccl_env import param_int, param_read
+from topolint.model.nccl_env import param_int
 
 NEEDS = ("config",)
 _DUPLICATES = ("k8s-env", "dockerfile-env", "compose-env", "configmap")
@@ -33,6 +33,11 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 if earlier.default_only or later.default_only:
                     continue
                 differ = earlier.literal and later.literal and earlier.value != later.value
+                if "compose-env-file" in (earlier.source, later.source):  # later files and environment: win by design
+                    if differ and later.source == "compose-env" and earlier.source == "compose-env-file":
+                        yield _overridden(earlier, later)
+                        break
+                    continue
                 if not differ and later.source not in _DUPLICATES:
                     continue
                 hit = setting_hit(later, earlier_value=earlier.value if earlier.value is not None else "(computed)",
@@ -45,10 +50,20 @@ def check(context, params: Parameters) -> Iterator[Hit]:
         yield from _contradictions(settings)
 
 
+def _overridden(earlier, later) -> Hit:
+    """compose's ``environment:`` overrides the service's ``env_file`` (compose-go types/project.go
+    ``WithServicesEnvironmentResolved``): worth knowing, not wrong."""
+    hit = setting_hit(later, earlier_value=earlier.value, earlier_line=earlier.loc.line, earlier_path=earlier.loc.path)
+    hit.variant, hit.severity = "env-file-overridden", "info"
+    hit.evidence.insert(0, setting_evidence(earlier))
+    hit.related.append(related_setting(earlier, f"{earlier.name}={earlier.value} in env_file, not used"))
+    return hit
+
+
 _PAIRS = [
     # (a, a's value test, b, b's value test, variant)
     ("NCCL_P2P_DISABLE", lambda v: v == "1", "NCCL_P2P_LEVEL", lambda v: True, "p2p"),
-    ("NCCL_IB_DISABLE", lambda v: bool(param_read(v)), "NCCL_NET", lambda v: v.upper() == "IB", "ib"),
+    # NCCL_IB_DISABLE=1 with NCCL_NET=IB is NET007's (NCCL fails at init): one finding per cause.
 ]
 
 

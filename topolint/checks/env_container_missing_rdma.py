@@ -45,11 +45,22 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             replicas = max((as_int(f.value) or 1 for f in by_kind.get(cfg.REPLICAS, [])), default=1)
             if kind == "pod" and replicas < 2 and (job_kind is None or job_kind.value not in cfg.MULTI_NODE_KINDS):
                 continue
+            if job_kind is not None and job_kind.value == "MPIJob" and _role(scope, config) == "launcher":
+                continue  # mpi-operator's launcher runs mpirun; the ranks (and NCCL) run in the Worker pods
             privileged = bool(by_kind.get(cfg.PRIVILEGED))
             problems = []
             if not (privileged or by_kind.get(cfg.RDMA_DEVICE) or by_kind.get(cfg.RDMA_RESOURCE)):
                 problems.append("no RDMA device (/dev/infiniband or an RDMA device-plugin resource)")
-            if not privileged and "IPC_LOCK" not in {f.value for f in by_kind.get(cfg.CAPABILITY, [])}:
+            ipc_lock = privileged or "IPC_LOCK" in {f.value for f in by_kind.get(cfg.CAPABILITY, [])}
+            memlock = {f.value.replace(" ", "") for f in by_kind.get(cfg.ULIMIT_MEMLOCK, [])}
+            unlimited = bool(memlock & {"-1", "-1,-1", "unlimited", "-1:-1", "unlimited:unlimited"})
+            # Pinning memory for RDMA needs CAP_IPC_LOCK or a memlock limit large enough (the kernel's
+            # ib_umem_get, drivers/infiniband/core/umem.c): either one is enough. A pod cannot set its
+            # ulimits, so there IPC_LOCK is the way.
+            if kind in ("compose", "docker-run"):
+                if not ipc_lock and not unlimited:
+                    problems.append("no IPC_LOCK capability and a memlock ulimit that is not unlimited")
+            elif not ipc_lock:
                 problems.append("no IPC_LOCK capability")
             if not by_kind.get(cfg.IPC_HOST):
                 shm = by_kind.get(cfg.SHM_SIZE)
@@ -59,10 +70,6 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                     problems.append("/dev/shm is the runtime default (64 MiB)")
                 elif size is not None and size < params.min_shm_bytes:
                     problems.append(f"/dev/shm is {value}")
-            if kind in ("compose", "docker-run"):
-                memlock = {f.value.replace(" ", "") for f in by_kind.get(cfg.ULIMIT_MEMLOCK, [])}
-                if not memlock & {"-1", "-1,-1", "unlimited", "-1:-1", "unlimited:unlimited"}:
-                    problems.append("memlock ulimit is not unlimited")
             if not problems:
                 continue
             anchor = job_kind.loc if job_kind is not None else config.loc(1)
@@ -76,3 +83,9 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                       fields={"container": scope, "path": config.path, "problems": "; ".join(problems),
                               "spec": what}, evidence=evidence,
                       variant="compose" if kind in ("compose", "docker-run") else "default")
+
+
+def _role(scope: str, config) -> str:
+    """The replica type of an MPIJob container scope ("MPIJob/name/Launcher/container"), lower case."""
+    parts = scope.split("/")
+    return parts[2].lower() if len(parts) >= 4 else ""

@@ -1,11 +1,20 @@
-"""NET002: NCCL_IB_HCA names HCAs or ports the --topology does not have, or excludes them all."""
+"""NET002: NCCL_IB_HCA names HCAs or ports the --topology does not have, or excludes them all.
+
+The HCA names come from an NCCL dump's nets or a matrix's NIC legend, else from the node's own
+outputs through the join of node facts (model/node_join.py ``NodeJoin.hcas``: ibstat, ibstatus,
+ibv_devinfo, ibdev2netdev, show_gids, hwloc), so a node folder of ibstat and ibdev2netdev output
+is enough. An entry that matches no HCA names the closest one ("did you mean mlx5_6").
+"""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
 from topolint.checks._config import (
+    Hca,
+    TopologyView,
     literal_settings,
     setting_hit,
     topology_label,
@@ -27,6 +36,7 @@ class Parameters(CheckParameters):
 def check(context, params: Parameters) -> Iterator[Hit]:
     yield from _port_states(context)
     views = [v for v in topology_views(context) if v.hcas]
+    views += _joined_views(context, {v.node for v in views})
     if not views:
         return
     for _, setting in literal_settings(context):
@@ -49,7 +59,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 for entry, port in entries:
                     hit_names = [n for n in names if matches(entry, n)]
                     if not hit_names:
-                        problems.append(f"{entry} matches no HCA")
+                        close = _did_you_mean(entry, names)
+                        problems.append(f"{entry} matches no HCA" + (f" (did you mean {close}?)" if close else ""))
                     elif port is not None and all(p is not None for _, p in ports) \
                             and not any((n, port) in ports for n in hit_names):
                         problems.append(f"{entry} has no port {port}")
@@ -62,6 +73,42 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                     hit.evidence.append("entries without '=' are prefixes (mlx5_1 also matches mlx5_10)")
                 yield hit
                 break
+
+
+def _did_you_mean(entry: str, names: list[str]) -> str | None:
+    """The HCA a misspelt entry meant: the same device number, the closest spelling of the rest
+    (``mxl5_6`` -> ``mlx5_6``); an entry whose number no HCA has (``mlx5_9``) is no typo."""
+    number = len(entry) - len(entry.rstrip("0123456789"))
+    suffix = entry[len(entry) - number:] if number else ""
+    same = [n for n in names if n.endswith(suffix) and (not suffix or not n[:len(n) - len(suffix)][-1:].isdigit())]
+    close = difflib.get_close_matches(entry, same, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _joined_views(context, covered: set[str]) -> list[TopologyView]:
+    """The HCAs (and ports) of --topology nodes without a dump or matrix naming them, from the
+    node join: each HCA with the ports the port reports give, else without a port."""
+    from topolint.model.node_join import node_join
+
+    views = []
+    for node in context.topology_nodes:
+        if node.name in covered:
+            continue
+        join = node_join(node)
+        if not join.hcas:
+            continue
+        ports: dict[str, list] = {}
+        for port in sorted(join.fabric.ports.values(), key=lambda p: p.key):
+            ports.setdefault(port.hca, []).append(port)
+        sources = sorted({fact.loc.path for fact in join.hcas.values() if fact.loc is not None})
+        view = TopologyView(node.name, ", ".join(sources) or "its outputs")
+        for name, fact in sorted(join.hcas.items()):
+            if name in ports:
+                view.hcas.extend(Hca(name, port.port, port.reports[0].loc) for port in ports[name])
+            else:
+                view.hcas.append(Hca(name, None, fact.loc))
+        views.append(view)
+    return views
 
 
 def _port_states(context) -> Iterator[Hit]:

@@ -46,7 +46,7 @@ def _judge(context, measured, topology, channels) -> Iterator[Hit]:
     from topolint.model.system import System
 
     log = measured.log
-    version, said = version_in_force(log, context.version)
+    version, said = version_in_force(log, context.version, context)
     system = System(topology, version)
     level_setting = setting(log, "NCCL_NET_GDR_LEVEL")
     level = level_setting.value if level_setting is not None else context.options.gdr_level

@@ -318,8 +318,12 @@ def run_check(options: CheckOptions) -> CheckResult:
     plan = plan_check(options)
     config, rules, chosen = plan.loaded.config, plan.rules, plan.chosen
     baseline = _load_baseline(options)
+    origin, named = ("option", "--nccl-version") if options.nccl_version else \
+        ("config", f"nccl-version in {plan.loaded.path.name if plan.loaded.path else 'the configuration'}") \
+        if config.nccl_version else ("default", "")
     run_options = RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables),
-                             jobs=options.jobs, inventories=options.inventory is not None, progress=options.progress)
+                             jobs=options.jobs, nccl_version_origin=origin, nccl_version_named=named,
+                             inventories=options.inventory is not None, progress=options.progress)
     cache = ResultCache(plan.cache_dir, rules, run_options) if plan.cache_dir is not None else None
     collection = _collect(options, plan, cache, lazy=True)  # nodes parsed one at a time by the runner
     try:

@@ -93,7 +93,8 @@ class ResultCache:
         # Computed on the first key: a run with config files asks for none and skips the code walk.
         options = self._options
         return json.dumps([FORMAT_VERSION, _code_fingerprint(), _rules_fingerprint(self._rules),
-                           str(options.nccl_version), options.gdr_level, list(options.extra_variables)])
+                           str(options.nccl_version), getattr(options, "nccl_version_origin", "default"), options.gdr_level,
+                           list(options.extra_variables)])
 
     def key(self, node) -> str:
         digest = hashlib.sha256(self.salt.encode())

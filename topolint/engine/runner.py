@@ -25,6 +25,10 @@ class RunOptions:
     jobs: int = 1  # processes that check nodes (engine/parallel.py); 0: one per CPU
     inventories: bool = False  # build every node's inventory, even with no cluster stage (--inventory)
     progress: Any = None  # commands/progress.py RunProgress (a terminal), told of each node and the cluster stage
+    # Where nccl_version came from: "option" (--nccl-version), "config" (nccl-version) or "default"
+    # (the newest known, which evidence in the inputs may replace: model/nccl_in_force.py).
+    nccl_version_origin: str = "default"
+    nccl_version_named: str = ""  # "--nccl-version", "nccl-version in .topolint.toml"
 
 
 class CheckContext:
@@ -43,7 +47,40 @@ class CheckContext:
 
     @property
     def version(self) -> NcclVersion:
-        return self.options.nccl_version
+        """The NCCL version the checks of this node judge with: ``node_version()``'s; for the
+        config checks (no node), the configured one (settings use ``nccl_in_force``)."""
+        if self.node is None:
+            return self.options.nccl_version
+        return self.node_version().version
+
+    @property
+    def configured(self):
+        from topolint.model.nccl_in_force import Configured
+
+        options = self.options
+        return Configured(options.nccl_version, options.nccl_version_origin, options.nccl_version_named)
+
+    def node_version(self):
+        """The version in force on this node (its NCCL log's version line, unless configured)."""
+        found = self.shared.get("nccl_in_force:node")
+        if found is None:
+            from topolint.model.nccl_in_force import for_node
+
+            found = self.shared["nccl_in_force:node"] = for_node(self.node, self.configured)
+        return found
+
+    def nccl_in_force(self, config, setting):
+        """The version in force for one setting: the NCCL its job loads (model/nccl_in_force.py)."""
+        from topolint.model.nccl_in_force import JobIndex, for_setting
+
+        index = self.shared.get("nccl_in_force:jobs")
+        if index is None:
+            index = self.shared["nccl_in_force:jobs"] = JobIndex(self.configs)
+        key = ("nccl_in_force", id(setting))
+        found = self.shared.get(key)
+        if found is None:
+            found = self.shared[key] = for_setting(index, config, setting, self.configured)
+        return found
 
     def system(self, topology):
         from topolint.model.system import System  # networkx loads only when a rule needs a graph
@@ -353,6 +390,37 @@ def _release_facts(node: NodeModel) -> None:
         setattr(node, name, [])
 
 
+def one_per_setting(hits: list[Hit]) -> list[Hit]:
+    """One hit per written setting and cause: a setting written once can apply to several scopes
+    (a YAML anchor or merge key shared by services or replica types, a .env file that a compose
+    service reads and that is checked on its own, a file sourced from two branches). The first
+    hit stays and names the other scopes; the rest are the same finding again."""
+    kept: dict[tuple, Hit] = {}
+    others: dict[tuple, int] = {}  # how many scopes each kept hit stands for besides its own
+    out = []
+    for hit in hits:
+        name = hit.fields.get("name")
+        if not name or not hit.entity.startswith("env/"):
+            out.append(hit)
+            continue
+        key = (hit.location.path, hit.location.line, hit.location.column, hit.variant, name)
+        first = kept.get(key)
+        if first is None:
+            kept[key] = hit
+            out.append(hit)
+        elif hit.fields.get("scope") != first.fields.get("scope"):
+            others[key] = others.get(key, 0) + 1
+            if others[key] <= _SCOPES_NAMED:
+                first.evidence.append(f"the same setting applies to scope {hit.fields.get('scope')} too")
+    for key, count in others.items():
+        if count > _SCOPES_NAMED:
+            kept[key].evidence.append(f"... and to {count - _SCOPES_NAMED} more scopes")
+    return out
+
+
+_SCOPES_NAMED = 8
+
+
 def run_config_checks(prepared: list[tuple], collection: Collection, options: RunOptions, result: RunResult) -> None:
     """Checks with NEEDS "config" run once over every config file, with the --topology nodes.
 
@@ -379,7 +447,7 @@ def run_config_checks(prepared: list[tuple], collection: Collection, options: Ru
             continue
         for name in set(node_of.values()):
             result.ran.setdefault(name, set()).add(rule.code)
-        for hit in _hits(rule, module, context, params, result, "the config files"):
+        for hit in one_per_setting(_hits(rule, module, context, params, result, "the config files")):
             result.findings.append(to_finding(rule, node_of.get(hit.location.path, "-"), hit))
         result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # e.g. why a finding has no fix
         context.notes.clear()

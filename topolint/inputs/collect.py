@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from topolint.inputs import config_names
-from topolint.inputs.config_names import walk_dot_file
+from topolint.inputs.config_names import walk_dot_file, walk_dot_folder
 from topolint.inputs.sniff import INVENTORY, sniff
 from topolint.inputs.source import InputBudget, InputError, SourceFile, open_regular, read_source, read_stream
 from topolint.model.facts import GraphFile
@@ -77,13 +77,17 @@ def display_path(path: Path | str) -> str:
     return f"{shown.rstrip('/')}/{name}" if shown else name
 
 
-def _walk_files(folder: Path, exclude=None, onerror=None) -> list[str]:
+def _walk_files(folder: Path, exclude=None, onerror=None, hidden=None) -> list[str]:
     """Files below ``folder``, sorted, as path strings (a cluster walk names thousands).
     Symlinked folders are not followed (no loops); ``onerror`` gets each folder that cannot be
-    listed."""
+    listed, ``hidden`` each dot folder that is not entered (only .github is)."""
     found = []
     for root, dirs, files in os.walk(folder, onerror=onerror):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (exclude and exclude(os.path.join(root, d))))
+        if hidden is not None:
+            for name in sorted(d for d in dirs if d.startswith(".") and not walk_dot_folder(d)):
+                hidden(os.path.join(root, name))
+        dirs[:] = sorted(d for d in dirs if (not d.startswith(".") or walk_dot_folder(d))
+                         and not (exclude and exclude(os.path.join(root, d))))
         found.extend(os.path.join(root, f) for f in sorted(files)
                      if (not f.startswith(".") or walk_dot_file(f)) and not (exclude and exclude(os.path.join(root, f))))
     return found
@@ -109,7 +113,8 @@ class _Collector:
                 if not self.budget.charge(source):
                     self.over_budget(path, node)
                     return
-            fmt = config_names.by_name(path) or config_names.shebang(source.text) or sniff(source.text) or hint
+            fmt = config_names.refine(config_names.by_name(path), path, source.text) or \
+                config_names.shebang(source.text) or sniff(source.text) or hint
             if fmt is None:
                 if explicit:
                     self.problem("TL002", path, 1, 0, "matches no known input format "
@@ -253,7 +258,12 @@ class _Collector:
         self.load(None, path, node, explicit, loader=lambda: read_source(path, real), hint=hint)
 
     def walk(self, folder: Path) -> list[str]:
-        return _walk_files(folder, self.exclude, self.unlistable)
+        return _walk_files(folder, self.exclude, self.unlistable, self.hidden)
+
+    def hidden(self, path: str) -> None:
+        """A dot folder the walk does not enter: said with --verbose, never skipped silently."""
+        self.result.notes.append(f"{display_path(path)}/: skipped, a hidden folder (of the dot folders only .github "
+                                 "is read; name a file in it to check it)")
 
     def unlistable(self, error: OSError) -> None:
         """A folder that cannot be listed is TL001: the files in it would be lost silently."""
@@ -273,9 +283,10 @@ class _Collector:
             return [node]
         try:
             with os.scandir(folder) as entries:  # d_type from the listing: no stat per entry
-                visible = [(Path(e.path), e.is_dir()) for e in entries
-                           if (not e.name.startswith(".") or walk_dot_file(e.name))
-                           and not (self.exclude and self.exclude(e.path))]
+                listed = list(entries)
+            visible = [(Path(e.path), e.is_dir()) for e in listed
+                       if (not e.name.startswith(".") or (walk_dot_folder(e.name) if e.is_dir() else walk_dot_file(e.name)))
+                       and not (self.exclude and self.exclude(e.path))]
         except OSError as exc:
             self.unlistable(exc)
             return []
@@ -288,6 +299,9 @@ class _Collector:
             return [node]
         for path in top_files:
             self.result.notes.append(f"{display_path(path)}: skipped, not a recognised format")
+        for entry in sorted(listed, key=lambda e: e.name):
+            if entry.name.startswith(".") and not walk_dot_folder(entry.name) and entry.is_dir():
+                self.hidden(entry.path)
         nodes = []
         for sub in subfolders:
             node = self.bundle(sub)

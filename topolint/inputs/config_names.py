@@ -16,7 +16,8 @@ ENVFILE = "envfile"
 NCCL_CONF = "nccl-conf"
 DEEPSPEED_ENV = "deepspeed-env"
 PYTHON = "python"
-CONFIG_FORMATS = {SHELL, DOCKERFILE, YAML, ENVFILE, NCCL_CONF, DEEPSPEED_ENV, PYTHON}
+GITHUB_ACTIONS = "github-actions"  # workflows and composite actions (also found by content in config-yaml)
+CONFIG_FORMATS = {SHELL, DOCKERFILE, YAML, ENVFILE, NCCL_CONF, DEEPSPEED_ENV, PYTHON, GITHUB_ACTIONS}
 
 # (glob on the file name, format); the first match wins.
 _NAMES = [
@@ -30,8 +31,11 @@ _NAMES = [
     ("*.slurm", SHELL), (".envrc", SHELL),
     ("*.py", PYTHON),
 ]
-# Dot files a folder walk reads (other dot files and dot folders are skipped).
+# Dot files a folder walk reads (other dot files are skipped).
 DOT_FILES = {".env", ".deepspeed_env", ".nccl.conf", ".envrc"}
+# Dot folders a folder walk enters: GitHub's (workflows and composite actions). Every other one
+# (.git, .venv, caches, editor settings) is skipped and listed with --verbose.
+DOT_FOLDERS = {".github"}
 
 
 # One regex with a named group per glob: a folder walk asks about every file.
@@ -39,13 +43,21 @@ _NAME_REGEX = re.compile("|".join(f"(?P<g{i}>{fnmatch.translate(glob)})" for i, 
 
 
 def by_name(name: str) -> str | None:
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    posix = name.replace("\\", "/")
+    if ("/.github/workflows/" in f"/{posix}" and posix.endswith((".yml", ".yaml"))) \
+            or posix.rsplit("/", 1)[-1] in ("action.yml", "action.yaml"):
+        return GITHUB_ACTIONS
+    base = posix.rsplit("/", 1)[-1]
     match = _NAME_REGEX.match(base)
     return _NAMES[int(match.lastgroup[1:])][1] if match else None
 
 
 def walk_dot_file(name: str) -> bool:
     return name in DOT_FILES or name.startswith(".env.")
+
+
+def walk_dot_folder(name: str) -> bool:
+    return name in DOT_FOLDERS
 
 
 _SHEBANG = re.compile(r"#!\s*\S*?(?:/env\s+(?:-S\s+)?)?(?:/?\S*/)?(bash|sh|zsh|ksh|dash|python[0-9.]*)\b")
@@ -79,5 +91,36 @@ def dockerfile(text: str) -> str | None:
     return None
 
 
+_ASSIGN_LINE = re.compile(r"[ \t]*(export[ \t]+)?[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def export_file(text: str) -> str | None:
+    """A file of ``export NAME=value`` lines (a ``.conf`` or ``.txt`` a script sources), with an
+    NCCL variable among them: shell, whatever its name."""
+    exported = nccl = False
+    for line in text.splitlines()[:400]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _ASSIGN_LINE.match(line)
+        if not match:
+            return None
+        exported = exported or bool(match.group(1))
+        nccl = nccl or "NCCL_" in line[:match.end()]
+    return SHELL if exported and nccl else None
+
+
+# NCCL itself reads these names as nccl.conf (NCCL_CONF_FILE, ~/.nccl.conf, /etc/nccl.conf);
+# other nccl-*.conf names are a site's and may be shell files that scripts source.
+NCCL_READS_AS_CONF = {"nccl.conf", ".nccl.conf"}
+
+
+def refine(fmt: str | None, name: str, text: str) -> str | None:
+    """The format a name gave, corrected by the content where the name is only a convention."""
+    if fmt == NCCL_CONF and name.replace("\\", "/").rsplit("/", 1)[-1] not in NCCL_READS_AS_CONF and export_file(text):
+        return SHELL
+    return fmt
+
+
 # Content detectors appended to sniff.DETECTORS (after the machine-output detectors).
-CONFIG_DETECTORS = [shebang, slurm_script, kubernetes_yaml, dockerfile]
+CONFIG_DETECTORS = [shebang, slurm_script, kubernetes_yaml, dockerfile, export_file]

@@ -1,7 +1,8 @@
 """Who reads a `.env` file decides how it is read: after every input is parsed, a `.env` that a
 shell script passes to ``docker run --env-file`` is read literally (docker keeps quotes and
 ``# text``), one a script sources is shell (the script already read it, in its own scope), and
-one with no other consumer stays as docker compose reads it, which ``--verbose`` says."""
+one a compose service names in ``env_file`` is that service's (compose.py read it there), and one
+with no other consumer stays as docker compose reads it, which ``--verbose`` says."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def settle(result) -> None:
             consumers[real] = "docker-run"
         for sourced in config.included:
             if sourced.real_path is not None:
-                consumers.setdefault(os.path.realpath(sourced.real_path), "shell")
+                consumers.setdefault(os.path.realpath(sourced.real_path), "compose" if config.format == "compose" else "shell")
     sources = {path: source for node in result.nodes for path, source in node.sources.items()}
     kept = []
     for config in result.configs:
@@ -32,6 +33,9 @@ def settle(result) -> None:
             result.notes.append(f"{config.path}: read as docker run --env-file reads it (values as written)")
         elif consumer == "shell":
             result.notes.append(f"{config.path}: sourced by a shell script: read as shell there, not on its own")
+        elif consumer == "compose":
+            result.notes.append(f"{config.path}: the env_file of a docker compose service: read as that service's "
+                                "environment there, not on its own")
         else:
             kept.append(config)
             result.notes.append(f"{config.path}: {COMPOSE_NOTE}")

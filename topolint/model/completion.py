@@ -273,8 +273,8 @@ class _Completer:
                 attrs["sm"] = str(sm)
             if gpu.attrs and "rank" not in gpu.attrs and facts.index is not None:
                 # ncclTopoGetSystem sets rank (and, if unset, gdr) on each rank's <gpu>.
-                attrs["rank"] = str(gpu.dev if gpu.dev is not None else facts.index)
-                update["rank"] = int(attrs["rank"])
+                update["rank"] = gpu.dev if gpu.dev is not None else facts.index
+                attrs["rank"] = str(update["rank"])
                 if "gdr" not in gpu.attrs:
                     attrs["gdr"], update["gdr"] = "1", True
                 self.assume(entity, "rank", f"{attrs['rank']}{', gdr=1' if 'gdr' in attrs else ''}",
@@ -396,7 +396,7 @@ class _Completer:
         return None
 
     def _with_speed(self, nic: Nic, net: Net, fact: NodeFact) -> Net:
-        mbps = int(round(float(fact.value) * 1000))
+        mbps = round(fact.value * 1000)
         self.assume(nic_entity(self.name, net.name or nic.bus_id or "nic", net.port), "speed", f"{mbps} Mb/s", fact)
         self.edits.attributes(net.loc, "net", {"speed": str(mbps)})
         return net.model_copy(update={"speed_mbps": mbps, "attrs": {**net.attrs, "speed": str(mbps)}})
@@ -434,7 +434,7 @@ class _Completer:
         return self._with_nets(nic, nets), next_dev
 
     def _new_net(self, nic: Nic, name: str | None, port: int, fact: NodeFact, gdr: bool, dev: int):
-        mbps = int(round(float(fact.value) * 1000))
+        mbps = round(fact.value * 1000)
         attrs = {**({"name": name} if name else {}), "dev": str(dev), "speed": str(mbps), "port": str(port),
                  **({"gdr": "1"} if gdr else {})}
         entity = nic_entity(self.name, name or nic.bus_id or "nic", port)

@@ -74,6 +74,22 @@ class LaunchFact:
     detail: str = ""  # the option as written, for evidence
 
 
+# Why a setting a script makes never reaches NCCL (ENV009).
+NOT_EXPORTED = "not-exported"  # a shell variable: no export, set -a, declare -x or VAR=x cmd
+DROPPED = "dropped"  # exported, but every launch after it drops the environment (srun --export=NONE...)
+
+
+@dataclass
+class Unreached:
+    """A setting of a script that no process launched after it sees, and the launch that shows it."""
+
+    setting: EnvSetting
+    why: str  # NOT_EXPORTED or DROPPED
+    launch: Location  # the first launch after the setting
+    command: str  # that launch as written (its program and the option that drops the environment)
+    standalone: bool = False  # a lone ``NAME=v`` statement: ``export `` can go in front of it
+
+
 @dataclass
 class SkippedLine:
     line: int
@@ -96,10 +112,18 @@ class ConfigFile:
     # keeps as part of the first word: path -> (that reader, the last column of line 1 whose
     # settings are therefore never made).
     bom_kept: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # Settings a script makes that never reach a process it launches (shell variables that are not
+    # exported, exports every later launch drops): not in ``settings``, which NCCL could read.
+    unreached: list[Unreached] = field(default_factory=list)
+    # Where the job's NCCL comes from (model/nccl_sources.py NcclSource: pins, wheels, images), and
+    # the files a Dockerfile copies into a stage by name: (stage scope, path as displayed, Location).
+    nccl_sources: list = field(default_factory=list)
+    image_files: list[tuple[str, str, Location]] = field(default_factory=list)
 
     def has_content(self) -> bool:
-        """Something to check, or a consumer to record (``docker run --env-file`` decides how that file is read)."""
-        return bool(self.settings or self.launch or self.env_files)
+        """Something to check, or a consumer to record (``docker run --env-file`` decides how that file is read),
+        or a Dockerfile that says which NCCL the files it copies run with."""
+        return bool(self.settings or self.launch or self.env_files or (self.nccl_sources and self.image_files))
 
     def loc(self, line: int, column: int = 0) -> Location:
         return build(Location, path=self.path, line=max(line, 1), column=max(column, 0))

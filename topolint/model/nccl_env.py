@@ -147,8 +147,9 @@ def corrected_value(name: str, value: str) -> str | None:
     return None
 
 
-def check_value(name: str, value: str) -> str | None:
-    """Why NCCL would misread ``value`` for ``name``, or None when it reads it as written."""
+def check_value(name: str, value: str, version: NcclVersion | None = None) -> str | None:
+    """Why NCCL would misread ``value`` for ``name``, or None when it reads it as written
+    (ranges by ``version``, default the newest)."""
     entry = lookup(name)
     if entry is None or value == "":
         return None
@@ -166,7 +167,7 @@ def check_value(name: str, value: str) -> str | None:
             return f"{value!r} is not an integer{hint}"
         if choices and str(number) not in choices:
             return f"{value!r} is not one of {', '.join(choices)}"
-        return None
+        return _out_of_range(number, value, entry, version)
     if kind == "bool":
         return None if known(value) else f"{value!r} is not one of {', '.join(choices)}"
     if kind == "level":
@@ -196,6 +197,28 @@ def check_value(name: str, value: str) -> str | None:
     if kind == "iflist":
         return _iflist(name, value, entry)
     return None
+
+
+def value_range(entry: dict, version: NcclVersion | None = None) -> dict | None:
+    """The catalog's range row for ``version`` (rows newest first; a row applies from its ``from``)."""
+    for row in entry.get("ranges") or ():
+        if version is None or "from" not in row or version >= _v(row["from"]):
+            return row
+    return None
+
+
+def _out_of_range(number: int, value: str, entry: dict, version: NcclVersion | None) -> str | None:
+    row = value_range(entry, version)
+    if row is None:
+        return None
+    auto = row.get("auto")  # "<=0", or the one value NCCL takes for "unset" (-1, -2)
+    if (auto == "<=0" and number <= 0) or number == auto:
+        return None  # NCCL's "unset": the default applies, as documented
+    step = row.get("multiple_of")
+    if row["min"] <= number <= row["max"] and not (step and number % step):
+        return None
+    accepted = f"{row['min']}-{row['max']}" + (f" in steps of {step}" if step else "")
+    return f"{value!r} is outside {accepted}: {row['effect']} (NCCL {row['source']})"
 
 
 def _tokens(value: str, choices: list[str], known) -> str | None:

@@ -30,7 +30,7 @@ from topolint.model.fabric_view import FabricView, PortView
 from topolint.model.facts import Location, TopologyFile
 from topolint.model.host import LspciDevice, LspciFile
 from topolint.model.matrix import MatrixView, join_gpus, nv_count, topo_matrices
-from topolint.model.numbers import cpulist
+from topolint.model.numbers import cpulist, decimal
 
 # PCI class of a topology's NIC -> the link layer of the ports it is (src/graph/topo.cc reads 0x02
 # as a NIC; 0x0207 is an InfiniBand controller, 0x0200 an Ethernet one: RoCE, EFA, sockets).
@@ -391,7 +391,7 @@ def matrix_links(counts: dict[str, int], bus_of: dict[str, str]) -> list[NvLinkS
 
 def natural(name: str) -> tuple:
     """mlx5_2 before mlx5_10."""
-    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+    return tuple((0, decimal(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name))
 
 
 def _merged(specs: tuple) -> tuple:

@@ -89,3 +89,9 @@ def _regular(path: str) -> bool:
 
 def _inside(path: str, roots: list[str]) -> bool:
     return any(path == root or path.startswith(os.path.realpath(root).rstrip(os.sep) + os.sep) for root in roots)
+
+
+def inside_tree(path: str, folder: str) -> bool:
+    """``path`` is below the working directory or ``folder`` (a file that points at it may be
+    followed; anything else is outside what was given to check)."""
+    return _inside(path, [os.getcwd(), folder])

@@ -161,8 +161,11 @@ def written_value(config, node, skip: int = 0) -> dict:
     return {"value_at": config.loc(line, column), "value_written": text} if text else {}
 
 
+_HELM_ACTION = re.compile(r"(?<!\$)\{\{")  # GitHub Actions' ${{ }} is an expression, not a template
+
+
 def is_helm_template(text: str) -> bool:
-    return "{{" in text and "}}" in text
+    return "}}" in text and _HELM_ACTION.search(text) is not None
 
 
 def dig(node, *keys):
@@ -171,3 +174,27 @@ def dig(node, *keys):
         if node is None:
             return None
     return node
+
+
+def merged(node):
+    """A mapping with its YAML merge keys applied (``<<: *template``, ``<<: [*a, *b]``), as compose
+    and Kubernetes' loaders apply them: the mapping's own keys win, then the merged mappings in
+    order. The result is a mapping node of the same pairs (key and value nodes keep their marks,
+    so a setting from a template points at the template's line)."""
+    if not is_map(node) or not any(getattr(k, "tag", "") == "tag:yaml.org,2002:merge" or k.value == "<<"
+                                   for k, _ in node.value):
+        return node
+    import yaml
+
+    own = [(k, v) for k, v in node.value if not (getattr(k, "tag", "") == "tag:yaml.org,2002:merge" or k.value == "<<")]
+    seen = {k.value for k, _ in own}
+    pairs = list(own)
+    for key, value in node.value:
+        if key.value != "<<" and getattr(key, "tag", "") != "tag:yaml.org,2002:merge":
+            continue
+        for source in (value.value if is_seq(value) else [value]):
+            for k, v in (merged(source).value if is_map(source) else []):
+                if k.value not in seen:
+                    seen.add(k.value)
+                    pairs.append((k, v))
+    return yaml.MappingNode(node.tag, pairs, node.start_mark, node.end_mark)

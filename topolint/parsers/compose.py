@@ -1,12 +1,22 @@
-"""docker-compose files: ``environment`` (map and list) and the container options ENV008 reads."""
+"""docker-compose files: ``environment`` (map and list), ``env_file`` and the container options ENV008 reads.
+
+As compose-go builds a service's environment (compose-spec/compose-go@e70e961): ``env_file`` is a
+path, a list of paths, or a list of ``{path, required, format}`` mappings (transform/envfile.go;
+``required`` defaults to true); each path is relative to the compose file's folder
+(paths/resolve.go); the files are read in order, a later one overriding an earlier, and
+``environment:`` overrides them all (types/project.go ``WithServicesEnvironmentResolved``). An
+env file is read as compose reads a ``.env`` (parsers/envfile.py) and only read: it is reported
+where it sits, never written unless it was given. YAML merge keys (``<<: *template``) are applied
+first, as compose's YAML loader does.
+"""
 
 from __future__ import annotations
 
 from topolint.inputs.source import SourceFile
 from topolint.model import config as cfg
-from topolint.model.config import ConfigFile, EnvSetting, LaunchFact
+from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
 from topolint.parsers._common import shell_value
-from topolint.parsers._yaml import dig, get, is_map, is_seq, items, scalar, where, written_value
+from topolint.parsers._yaml import dig, get, is_map, is_seq, items, merged, scalar, where, written_value
 
 
 def parse_compose(source: SourceFile) -> ConfigFile:
@@ -29,12 +39,16 @@ def _setting(config: ConfigFile, name: str, raw: str | None, node, scope: str, c
                                       passthrough=raw is None, **(written or {})))
 
 
-def read_compose(config: ConfigFile, doc) -> None:
+def read_compose(config: ConfigFile, doc, source: SourceFile | None = None) -> None:
     for key_node, service in items(get(doc, "services")):
+        service = merged(service)
         scope = f"service:{key_node.value}"
         config.scopes[scope] = "compose"
         here = where(key_node)
         config.launch.append(LaunchFact(cfg.JOB_KIND, "compose", config.loc(*here), scope, "services"))
+        if source is not None:
+            for path_node, required in _env_files(get(service, "env_file")):
+                _read_env_file(config, source, path_node, required, scope)
         environment = get(service, "environment")
         if is_map(environment):
             for name_node, value in items(environment):
@@ -81,3 +95,54 @@ def read_compose(config: ConfigFile, doc) -> None:
             if count is not None:
                 value = scalar(count) if scalar(count) else str(len(count.value)) if is_seq(count) else ""
                 _fact(config, cfg.GPUS_PER_POD, value, count, scope, "deploy.resources.reservations.devices")
+
+
+def _env_files(node) -> list[tuple[object, bool]]:
+    """(path node, required) of each ``env_file`` entry, in order (transform/envfile.go)."""
+    entries = node.value if is_seq(node) else [node] if node is not None else []
+    out = []
+    for entry in entries:
+        if scalar(entry) is not None:
+            out.append((entry, True))
+        elif is_map(entry) and scalar(get(entry, "path")) is not None:
+            out.append((get(entry, "path"), (scalar(get(entry, "required")) or "true").lower() != "false"))
+    return out
+
+
+def _read_env_file(config: ConfigFile, source: SourceFile, path_node, required: bool, scope: str) -> None:
+    """The settings of one env file, in the service's scope, each at its own file and line."""
+    import os
+
+    from topolint.inputs.source import InputError, read_source
+    from topolint.parsers._sourced import inside_tree
+    from topolint.parsers.envfile import read_compose_env
+
+    written = scalar(path_node)
+    line = where(path_node)[0]
+    if source.real_path is None:
+        config.skipped.append(SkippedLine(line, f"env_file {written}: the compose file is not on disk (stdin): not read"))
+        return
+    if "$" in written:
+        config.skipped.append(SkippedLine(line, f"env_file {written}: the path is interpolated at run time: not read"))
+        return
+    folder = os.path.dirname(os.path.realpath(source.real_path))
+    real = os.path.realpath(os.path.join(folder, written))
+    shown = written if os.path.isabs(written) else \
+        os.path.normpath(os.path.join(os.path.dirname(source.path), written)).replace(os.sep, "/")
+    if not os.path.isfile(real):
+        state = "compose stops: the file is required" if required else "required: false, so compose skips it"
+        config.skipped.append(SkippedLine(line, f"env_file {written}: no such file ({state}): not read"))
+        return
+    if not inside_tree(real, folder):
+        config.skipped.append(SkippedLine(line, f"env_file {written}: {real} is outside the checked tree: not followed"))
+        return
+    try:
+        env = read_source(shown, real)
+    except InputError as exc:
+        config.skipped.append(SkippedLine(line, f"env_file {written}: {exc.message}"))
+        return
+    env.format = "envfile"
+    config.included.append(env)
+    read = read_compose_env(env, scope, "compose-env-file")
+    config.settings.extend(read.settings)
+    config.skipped.extend(SkippedLine(s.line, s.reason, env.path) for s in read.skipped)

@@ -11,10 +11,17 @@ read as the shell reads that command with its heredoc (``RUN cat > /etc/nccl.con
 What a ``RUN`` sets lasts for that build step only: its scope, ``stage:N#run@LINE``, is not
 nested in the stage's. A ``COPY <<EOF /etc/nccl.conf`` (or ``~/.nccl.conf``) body is nccl.conf
 content in the image, scope ``stage:N#nccl.conf:DEST``. Other heredocs are listed as skipped.
+
+Where the image's NCCL comes from is read too (``ConfigFile.nccl_sources``, model/nccl_sources.py):
+the base image of each ``FROM`` (or the earlier stage it names), NCCL package pins, wheels and
+modules in ``RUN`` commands (parsers/_nccl_pins.py, with the ``pip install -r`` files the build
+context holds), ``COPY --from=STAGE`` of NCCL's own files, and the files ``COPY``/``ADD`` put into
+a stage by name (``ConfigFile.image_files``: a script copied into the image runs with its NCCL).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -23,6 +30,7 @@ from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting, SkippedLine
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
 from topolint.parsers.envfile import parse_literal_lines
+from topolint.parsers._nccl_pins import PinReader, file_opener
 
 _INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)(\s+|$)")
 _HEREDOC = re.compile(r"<<(-?)([\"']?)([A-Za-z_][A-Za-z0-9_.-]*)\2")
@@ -43,6 +51,11 @@ def parse_dockerfile(source: SourceFile) -> ConfigFile:
     escape = _escape_character(lines)
     continuation = _continuation(escape)
     stage, stages = "stage:0", 0
+    stage_names: dict[str, str] = {}  # AS name (lower case) -> its scope
+    copies: dict[str, str] = {}  # basename in the image -> path in the build context (pip install -r)
+    folder = os.path.dirname(source.real_path) if source.real_path else None
+    notes: list[str] = []
+    opener = file_opener(folder, os.path.dirname(source.path), copies, notes)
     number = 0
     while number < len(lines):
         text = lines[number].rstrip("\r")
@@ -63,13 +76,100 @@ def parse_dockerfile(source: SourceFile) -> ConfigFile:
             stages += 1
             stage = f"stage:{_stage_name(body) or stages - 1}"
             config.scopes[stage] = "image"
+            _from(config, body, Cursor(lines, first, number), stage, stage_names)
+            stage_names.setdefault(str(stages - 1), stage)
+            if _stage_name(body):
+                stage_names[_stage_name(body).lower()] = stage
+        elif keyword == "RUN" and not heredocs and escape == "\\":
+            reader = PinReader(config.nccl_sources, lambda word: config.loc(word.line, word.column), opener, notes)
+            _run_pins(reader, lines, first, number, stage)
+        elif keyword in ("COPY", "ADD") and not heredocs:
+            _copy(config, body, Cursor(lines, first, number), stage, stage_names, copies, source.path)
         elif keyword == "ENV":
             _env(config, body, Cursor(lines, first, number), stage, source.path, first)
         elif keyword == "RUN" and heredocs:
             _run_heredocs(config, source, lines, body, heredocs, f"{stage}#run@{first}", first)
         elif heredocs:
             _copy_heredocs(config, body, heredocs, stage)
+    config.skipped.extend(SkippedLine(1, note) for note in notes)
     return config
+
+
+def _from(config: ConfigFile, body: str, cursor: Cursor, stage: str, stage_names: dict[str, str]) -> None:
+    """The image a stage starts from: an earlier stage (FROM <name>) or a base image."""
+    from topolint.model.nccl_sources import NcclSource, image_source
+
+    words = [w for w in body.split() if not w.startswith("--")]
+    if not words:
+        return
+    image = words[0]
+    line, column = cursor.find(image)
+    loc = config.loc(line, column)
+    if image.lower() in stage_names:
+        config.nccl_sources.append(NcclSource("stage", image, loc, stage, ref=stage_names[image.lower()]))
+    else:
+        config.nccl_sources.append(image_source(image, loc, stage))
+
+
+def _run_pins(reader: PinReader, lines: list[str], first: int, end: int, stage: str) -> None:
+    """NCCL pins in a ``RUN`` command: its physical lines lexed as the shell would (BuildKit drops
+    comment and empty lines inside a continuation: they become bare continuations here)."""
+    from topolint.parsers._bash import statements
+
+    chunk = [lines[i].rstrip("\r") for i in range(first - 1, min(end, len(lines)))]
+    chunk = [text if i == 0 or (text.strip() and not text.lstrip().startswith("#")) else "\\"
+             for i, text in enumerate(chunk)]
+    found, _ = statements("\n".join(chunk), first)
+    for statement in found:
+        words: list = []
+        tokens = statement.tokens
+        if tokens and tokens[0].upper() == "RUN":
+            tokens = tokens[1:]
+            while tokens and tokens[0].startswith("--"):
+                tokens = tokens[1:]
+        for token in tokens + [None]:
+            if token is None or token.op:
+                reader.command(words, f"{stage}#run@{first}")
+                words = []
+            else:
+                words.append(token)
+
+
+def _copy(config: ConfigFile, body: str, cursor: Cursor, stage: str, stage_names: dict[str, str],
+          copies: dict[str, str], path: str) -> None:
+    """``COPY``/``ADD``: files copied into the stage by name (a script that then runs with the
+    image's NCCL), and ``COPY --from=STAGE`` of NCCL's own files (that stage's NCCL)."""
+    from topolint.model.nccl_sources import NcclSource
+
+    try:
+        words = json.loads(body) if body.strip().startswith("[") else shlex.split(body)
+    except (ValueError, TypeError):
+        return
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        return
+    options = [w for w in words if w.startswith("--")]
+    words = [w for w in words if not w.startswith("--")]
+    if len(words) < 2:
+        return
+    *sources, destination = words
+    origin = next((o.split("=", 1)[1] for o in options if o.startswith("--from=")), None)
+    if origin is not None:
+        ref = stage_names.get(origin.lower())
+        for item in sources:
+            if ref and "nccl" in item.lower():
+                line, column = cursor.find(item)
+                config.nccl_sources.append(NcclSource("copy-stage", item, config.loc(line, column), stage, ref=ref))
+        return
+    folder = os.path.dirname(path)
+    for item in sources:
+        if any(c in item for c in "*?[$") or item in (".", "./") or item.endswith("/") or "://" in item:
+            continue  # folders and globs: not evidence that one file runs there
+        name = os.path.basename(destination) if not destination.endswith("/") and len(sources) == 1 \
+            else os.path.basename(item)
+        copies[name] = item
+        line, column = cursor.find(item)
+        shown = os.path.normpath(os.path.join(folder, item)).replace(os.sep, "/")
+        config.image_files.append((stage, shown, config.loc(line, column)))
 
 
 def _continuation(escape: str) -> re.Pattern:

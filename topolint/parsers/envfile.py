@@ -37,6 +37,15 @@ def parse_envfile(source: SourceFile, fmt: str = "envfile") -> ConfigFile:
     return config
 
 
+def read_compose_env(source: SourceFile, scope: str, how: str) -> ConfigFile:
+    """``source`` read as compose reads an env file, its settings in ``scope`` (a service's)."""
+    config = ConfigFile(path=source.path, format="envfile")
+    _ComposeEnv(source.text, config).parse()
+    for setting in config.settings:
+        setting.scope, setting.source = scope, how
+    return config
+
+
 def parse_docker_env_file(source: SourceFile) -> ConfigFile:
     """A ``docker run --env-file`` file: the value is everything after the first ``=``."""
     config = ConfigFile(path=source.path, format="docker-env-file")

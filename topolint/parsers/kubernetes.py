@@ -45,6 +45,11 @@ def parse_yaml(source: SourceFile) -> ConfigFile:
         config.skipped.append(SkippedLine(1, "Helm template ({{ }}): lint the output of `helm template` instead"))
         return config
     documents = compose_documents(source)
+    if "jobs" in source.text or "runs" in source.text:
+        from topolint.parsers.github_actions import from_documents, is_workflow
+
+        if any(is_workflow(doc) for doc in documents):  # a GitHub Actions workflow or composite action
+            return from_documents(source, documents)
     config = ConfigFile(path=source.path, format="kubernetes")
     for doc in documents:
         if not is_map(doc):
@@ -54,16 +59,16 @@ def parse_yaml(source: SourceFile) -> ConfigFile:
             from topolint.parsers.compose import read_compose
 
             config.format = "compose"
-            read_compose(config, doc)
+            read_compose(config, doc, source)
             continue
         if kind is None:
             continue
         name = scalar(dig(doc, "metadata", "name")) or "-"
         _annotation_suppressions(source, doc)
         if kind in ("ConfigMap", "Secret"):
-            _config_map(config, doc, kind, name)
+            _config_map(config, doc, kind, name, source)
             continue
-        _walk(config, doc, f"{kind}/{name}", kind, 1, [])
+        _walk(config, doc, f"{kind}/{name}", kind, 1, [], source=source)
     return config
 
 
@@ -82,22 +87,27 @@ def _annotation_suppressions(source: SourceFile, doc) -> None:
         source.suppressions.extend(annotation_spans(source.path, first, last, annotations, lines=lines))
 
 
-def _config_map(config: ConfigFile, doc, kind: str, name: str) -> None:
+def _config_map(config: ConfigFile, doc, kind: str, name: str, source: SourceFile) -> None:
     scope = f"{kind}/{name}"
     config.names[scope] = name
     for key_node, value in items(get(doc, "data")) if kind == "ConfigMap" else items(get(doc, "stringData")):
         key = key_node.value
-        if key.startswith("NCCL_"):
+        if _is_script(key, scalar(value)):  # a script the pods run (mounted from the ConfigMap)
+            script_scope = f"{scope}/{key}"
+            config.scopes[script_scope] = "script"
+            command_line(config, source, [_Script(value)], script_scope)
+        elif key.startswith("NCCL_"):
             line, column = where(key_node)
             config.settings.append(EnvSetting(key, scalar(value), config.loc(line, column), scope, "configmap",
                                               config.path, raw=f"{key}: {scalar(value)}", **written_value(config, value)))
 
 
-def _walk(config: ConfigFile, node, scope: str, kind: str, replicas: int, labels: list[str], key: str = "") -> None:
+def _walk(config: ConfigFile, node, scope: str, kind: str, replicas: int, labels: list[str], key: str = "",
+          source: SourceFile | None = None) -> None:
     if is_seq(node):
         for item in node.value:
             label = scalar(get(item, "name")) if key in ("replicatedJobs", "workerGroupSpecs") else None
-            _walk(config, item, scope, kind, replicas, labels + ([label] if label else []), "")
+            _walk(config, item, scope, kind, replicas, labels + ([label] if label else []), "", source)
         return
     if not is_map(node):
         return
@@ -107,15 +117,15 @@ def _walk(config: ConfigFile, node, scope: str, kind: str, replicas: int, labels
         if number is not None and not is_seq(get(node, "containers")):
             replicas *= max(number, 1) if field == "replicas" or kind == "JobSet" else 1
     if is_seq(get(node, "containers")):
-        _pod(config, node, scope + "".join(f"/{label}" for label in labels), kind, replicas, node)
+        _pod(config, node, scope + "".join(f"/{label}" for label in labels), kind, replicas, node, source)
         return
     for key_node, value in items(node):
         child = key_node.value
         new_labels = labels + [child] if key.endswith("ReplicaSpecs") or key == "replicaSpecs" else labels
-        _walk(config, value, scope, kind, replicas, new_labels, child)
+        _walk(config, value, scope, kind, replicas, new_labels, child, source)
 
 
-def _pod(config: ConfigFile, pod, scope: str, kind: str, replicas: int, spec) -> None:
+def _pod(config: ConfigFile, pod, scope: str, kind: str, replicas: int, spec, source: SourceFile | None) -> None:
     volumes = {scalar(get(v, "name")): v for v in (get(spec, "volumes").value if is_seq(get(spec, "volumes")) else [])}
     host_ipc = scalar(get(spec, "hostIPC")) == "true"
     for group in ("initContainers", "containers"):
@@ -132,7 +142,7 @@ def _pod(config: ConfigFile, pod, scope: str, kind: str, replicas: int, spec) ->
             config.launch.append(LaunchFact(cfg.REPLICAS, str(replicas), here, cscope, "replicas"))
             if host_ipc:
                 config.launch.append(LaunchFact(cfg.IPC_HOST, "true", here, cscope, "hostIPC: true"))
-            _container(config, container, cscope, volumes)
+            _container(config, container, cscope, volumes, source)
 
 
 def _fact(config: ConfigFile, kind: str, value: str, node, scope: str, detail: str) -> None:
@@ -140,7 +150,7 @@ def _fact(config: ConfigFile, kind: str, value: str, node, scope: str, detail: s
     config.launch.append(LaunchFact(kind, value, config.loc(line, column), scope, detail))
 
 
-def _container(config: ConfigFile, container, scope: str, volumes: dict) -> None:
+def _container(config: ConfigFile, container, scope: str, volumes: dict, source: SourceFile | None) -> None:
     env = get(container, "env")
     for item in env.value if is_seq(env) else []:
         name_node = get(item, "name")
@@ -189,16 +199,72 @@ def _container(config: ConfigFile, container, scope: str, volumes: dict) -> None
             _fact(config, cfg.SHM_SIZE, size, get(mount, "mountPath"), scope, "volumeMounts /dev/shm")
         elif path.startswith("/dev/infiniband"):
             _fact(config, cfg.RDMA_DEVICE, path, get(mount, "mountPath"), scope, "volumeMounts /dev/infiniband")
-    for key in ("command", "args"):
-        words = get(container, key)
-        for item in words.value if is_seq(words) else []:
-            text = scalar(item) or ""
-            try:
-                tokens = shlex.split(text) if " " in text else [text]
-            except ValueError:
-                continue
-            for i, token in enumerate(tokens):
-                match = re.match(r"--nproc[-_]per[-_]node(?:=(\S+))?$", token)
-                if match:
-                    value = match.group(1) or (tokens[i + 1] if i + 1 < len(tokens) else "")
-                    _fact(config, cfg.NPROC_PER_NODE, value, item, scope, token)
+    argv = [item for key in ("command", "args") for item in (get(container, key).value if is_seq(get(container, key)) else [])]
+    launched = len(config.launch)
+    if source is not None and argv:
+        command_line(config, source, argv, scope)
+    if not any(f.kind == cfg.NPROC_PER_NODE for f in config.launch[launched:]):
+        _nproc_anywhere(config, argv, scope)
+
+
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash"}
+
+
+def _is_script(key: str, text: str | None) -> bool:
+    """A ConfigMap value that is a shell script: named ``*.sh`` or starting with a shell ``#!``."""
+    if not text:
+        return False
+    first = text.split("\n", 1)[0]
+    return key.endswith((".sh", ".bash")) or (first.startswith("#!") and first.rstrip().rsplit("/", 1)[-1].split()[-1]
+                                              in _SHELLS)
+
+
+class _Script:
+    """A script node seen as the argument of ``sh -c`` (command_line reads it the same way)."""
+
+    def __init__(self, node):
+        self.node = node
+
+
+def command_line(config: ConfigFile, source: SourceFile, argv: list, scope: str) -> None:
+    """What a container's ``command`` + ``args`` set and launch, read as the shell would: a
+    ``sh -c SCRIPT`` runs SCRIPT (a literal block keeps its lines; a folded or quoted one is looked
+    for in the lines it spans), anything else is one command, word by word."""
+    from topolint.parsers._bash import Token
+    from topolint.parsers.shell import parse_argv_into, parse_shell_into
+
+    lines = source.text.split("\n")
+    if len(argv) == 1 and isinstance(argv[0], _Script):
+        argv = [None, None, argv[0].node]
+        values = ["sh", "-c", scalar(argv[2]) or ""]
+    else:
+        values = [scalar(item) or "" for item in argv]
+    first = values[0].rsplit("/", 1)[-1] if values else ""
+    if first in _SHELLS and "-c" in values[1:3]:
+        at = values.index("-c", 1) + 1
+        if at < len(argv) and scalar(argv[at]) is not None:
+            node = argv[at]
+            text = scalar(node)
+            if node.style == "|":  # the script's lines are the file's, from the one after the indicator
+                parse_shell_into(config, source, lines, text.split("\n"), node.start_mark.line + 2, scope)
+            else:
+                start, end = node.start_mark.line + 1, node.end_mark.line + 1
+                parse_shell_into(config, source, lines, [text], start, scope, span=(start, end))
+        return
+    tokens = [Token(value, *where(item)) for value, item in zip(values, argv)]
+    parse_argv_into(config, source, lines, tokens, scope)
+
+
+def _nproc_anywhere(config: ConfigFile, argv: list, scope: str) -> None:
+    """``--nproc-per-node`` anywhere in the words (an entrypoint that wraps torchrun)."""
+    for item in argv:
+        text = scalar(item) or ""
+        try:
+            tokens = shlex.split(text) if " " in text else [text]
+        except ValueError:
+            continue
+        for i, token in enumerate(tokens):
+            match = re.match(r"--nproc[-_]per[-_]node(?:=(\S+))?$", token)
+            if match:
+                value = match.group(1) or (tokens[i + 1] if i + 1 < len(tokens) else "")
+                _fact(config, cfg.NPROC_PER_NODE, value, item, scope, token)

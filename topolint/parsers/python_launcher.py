@@ -1,8 +1,12 @@
-"""Python launchers: ``os.environ[...] = ...``, ``os.environ.setdefault``, ``os.environ.update``.
+"""Python launchers: ``os.environ[...] = ...``, ``os.environ.setdefault``, ``os.environ.update``,
+and shell commands written as strings (``'export NCCL_DEBUG=WARN; '``, ``'NCCL_X=1 deepspeed'``).
 
 Read with ``ast`` (never executed). String and number constants are literal values; anything
 else is recorded as a setting whose value is unknown. ``if``/``else`` bodies and functions are
-scopes of their own, as in shell scripts.
+scopes of their own, as in shell scripts. A string constant that sets an ``NCCL_*`` variable the
+way a shell does (an ``export`` or a ``NAME=value`` word) is a command the launcher hands to a
+shell (``subprocess``, ``pdsh``, ``ssh``): it is read as a script of its own
+(``.../shell@LINE``), the names found on the lines the literal spans.
 """
 
 from __future__ import annotations
@@ -26,9 +30,15 @@ def _const(node) -> str | None:
     return None
 
 
+# A shell assignment of an NCCL variable inside a string: at the start or after a blank, ; & |.
+_SHELL_SETTING = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?NCCL_[A-Za-z0-9_]*=")
+
+
 class _Visitor:
-    def __init__(self, config: ConfigFile, text: str):
+    def __init__(self, config: ConfigFile, text: str, source: SourceFile | None = None):
         self.config = config
+        self.source = source
+        self.file_lines = text.split("\n")
         # Source lines as UTF-8 (ast's columns are byte offsets), split once: ast.get_source_segment
         # splits the whole file on every call, quadratic in a launcher with thousands of settings.
         self._lines = [line.encode("utf-8") for line in _LINE_BREAK.split(text)]
@@ -88,14 +98,30 @@ class _Visitor:
             self.body(node.body, scope)
             self.body(getattr(node, "orelse", []), scope)
             return
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            return  # a docstring or a bare string: text, not a command
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Subscript) and _is_environ(target.value):
                     self.add(target.slice, node.value, scope, "os.environ")
         self.expressions(node, scope)
 
+    def shell_string(self, node, scope: str) -> None:
+        """A string constant that is a shell command setting NCCL variables, read as one."""
+        from topolint.parsers.shell import parse_shell_into
+
+        if self.source is None or node.end_lineno is None:
+            return
+        start, end = node.lineno, node.end_lineno
+        parse_shell_into(self.config, self.source, self.file_lines, [node.value], start, f"{scope}/shell@{start}",
+                         span=(start, end))
+
     def expressions(self, node, scope: str) -> None:
         for child in ast.walk(node):
+            if isinstance(child, ast.Constant) and isinstance(child.value, str) and "NCCL_" in child.value \
+                    and _SHELL_SETTING.search(child.value):
+                self.shell_string(child, scope)
+                continue
             if not (isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute)):
                 continue
             owner, method = child.func.value, child.func.attr
@@ -127,6 +153,6 @@ def parse_python(source: SourceFile) -> ConfigFile:
     except (RecursionError, MemoryError):
         # CPython's parser gives up on expressions nested thousands deep (a + a + ..., - - - 1).
         raise InputError(source.path, 1, "Python syntax error: expressions nested too deeply to parse") from None
-    visitor = _Visitor(config, source.text)
+    visitor = _Visitor(config, source.text, source)
     visitor.body(tree.body, "file")
     return config

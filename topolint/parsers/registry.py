@@ -52,6 +52,7 @@ PARSERS = {
     "nccl-conf": "topolint.parsers.envfile:parse_nccl_conf",
     "deepspeed-env": "topolint.parsers.envfile:parse_deepspeed_env",
     "python": "topolint.parsers.python_launcher:parse_python",
+    "github-actions": "topolint.parsers.github_actions:parse_workflow",
 }
 
 

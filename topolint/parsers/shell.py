@@ -29,8 +29,10 @@ from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLin
 from topolint.model.facts import Location, build
 from topolint.parsers._bash import Heredoc, Token, statements
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
+from topolint.parsers._reach import Reach
 from topolint.parsers._sourced import script_dir
 from topolint.parsers.envfile import parse_literal_lines
+from topolint.parsers._nccl_pins import PinReader, file_opener, pin_command
 
 _SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "|&", ";&", ";;&"}
 _LIST_VARS = {"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_ALGO", "NCCL_PROTO", "NCCL_DEBUG_SUBSYS",
@@ -66,6 +68,11 @@ class _ShellParser:
         self.cursor: Cursor | None = None
         self.line = 0
         self.heredoc_readers: dict[int, tuple[str, str | None, str | None]] = {}  # heredoc -> scope, reader, target
+        self.reach = Reach()  # which settings the processes it launches see (ENV009)
+        self.standalone = False  # the assignment being read is a statement of its own
+        # Lines a script's every statement is looked for in, when its text is not laid out as in the
+        # file (a folded or quoted YAML scalar): names are found there, left to right.
+        self.span: tuple[int, int] | None = None
 
     # ---- scopes -------------------------------------------------------------------------------
     @property
@@ -101,12 +108,14 @@ class _ShellParser:
             if text.strip().startswith("#SBATCH"):  # Slurm reads directives up to the first command
                 self._sbatch(number, text)
         self._statements(found, stopped)
+        self.config.unreached.extend(self.reach.finish())
         return self.config
 
     def _statements(self, found: list, stopped) -> None:
         for statement in found:
-            self.line = statement.first_line
-            self.cursor = Cursor(self.lines, statement.first_line, statement.last_line)
+            first, last = self.span or (statement.first_line, statement.last_line)
+            self.line = first
+            self.cursor = Cursor(self.lines, first, last)
             self._statement(statement.tokens)
             for heredoc in statement.heredocs:
                 self._heredoc_body(heredoc)
@@ -212,6 +221,8 @@ class _ShellParser:
             return
         reader = _reader(words)
         written = _tee(words) if reader == "tee" else (target[0] if target else None)
+        if reader is None and written is None:  # bash -c "cat > /etc/nccl.conf" <<EOF: the -c script writes it
+            reader, written = _shell_c_writer(words)
         for heredoc in heredocs:
             self.heredoc_readers[id(heredoc)] = (self.scope, reader, written)
 
@@ -286,9 +297,24 @@ class _ShellParser:
         if not words:
             return
         self.seen_command = True
+        self._references(words)
         for word in words:
             self._default_assignments(word)
         self._simple(words, self.scope)
+
+    def _references(self, words: list[str]) -> None:
+        """``$NAME`` / ``${NAME...}`` / ``${!PREFIX*}`` in a statement: the value may be passed on
+        (``-x NAME=$NAME``), so an unexported NAME set earlier is not reported (ENV009)."""
+        for word in words:
+            raw = getattr(word, "raw", word)
+            if "$" not in raw or not self.reach.unexported:
+                continue
+            for match in _REFERENCE.finditer(raw):
+                if match.group("prefix") is not None:  # ${!NCCL*}: every variable with that prefix
+                    for name in [n for n in self.reach.unexported if n.startswith(match.group("prefix"))]:
+                        self.reach.referenced(name)
+                else:
+                    self.reach.referenced(match.group("name"))
 
     def _default_assignments(self, word: str) -> None:
         """``${VAR:=v}`` / ``${VAR=v}`` in any expanded word (``: "${NCCL_DEBUG:=INFO}"``) sets
@@ -305,10 +331,10 @@ class _ShellParser:
             literal = value if not any(c in value for c in "$`") else None
             line, column = _position(word, match.start("name"))
             value_line, value_column = _position(word, match.start("value"))
-            self.config.settings.append(EnvSetting(name, literal, self._loc(line, column), self.scope,
-                                                   "assign-default", self.path, raw=match.group(0),
-                                                   default_only=True, value_at=self._loc(value_line, value_column),
-                                                   value_written=literal or ""))
+            self._keep(EnvSetting(name, literal, self._loc(line, column), self.scope,
+                                  "assign-default", self.path, raw=match.group(0),
+                                  default_only=True, value_at=self._loc(value_line, value_column),
+                                  value_written=literal or ""))
 
     def _simple(self, words: list[str], scope: str) -> None:
         i = 0
@@ -320,12 +346,19 @@ class _ShellParser:
             i += 1
         assigns, rest = words[:i], words[i:]
         if not rest:
+            self.standalone = len(assigns) == 1
             for word in assigns:
                 self._assign(word, scope, "assign")
+            self.standalone = False
             return
         step = self._step(scope) if assigns else scope
         for word in assigns:
             self._assign(word, step, "command")
+        launch = _launch(rest)
+        if launch is not None:
+            program, passes, shown, drops = launch
+            self.reach.launch(self._loc(getattr(program, "line", self.line), getattr(program, "column", 0)),
+                              shown, scope, passes, drops)
         self._run(rest, step)
 
     def _step(self, scope: str) -> str:
@@ -336,15 +369,25 @@ class _ShellParser:
     def _run(self, words: list[str], scope: str) -> None:
         name = os.path.basename(words[0])
         args = words[1:]
+        if pin_command(words):
+            self._nccl_pins(words, scope)
         if name in ("export", "declare", "typeset", "readonly", "local"):
             exported = name == "export" or any(a.startswith("-") and "x" in a for a in args)
             for word in args:
                 if word.startswith("-"):
                     continue
                 if ASSIGNMENT.match(word):
-                    self._assign(word, scope, "export" if exported else "assign")
+                    self._assign(word, scope, "export" if exported else "declare")
                 elif exported and wanted(word):
                     self._passthrough(word, scope, "export")
+                    self.config.settings.extend(self.reach.export(word))  # NAME=v earlier, exported now
+        elif name == "set":
+            for word in args:  # set -a / set -o allexport: every later assignment is exported
+                if word in ("-a", "+a") or (word[:1] in "-+" and word[1:].isalpha() and "a" in word[1:]):
+                    self.reach.allexport = word.startswith("-")
+            for option, value in zip(args, args[1:]):
+                if option in ("-o", "+o") and value == "allexport":
+                    self.reach.allexport = option == "-o"
         elif name == "env":
             self._env(args, self._step(scope))
         elif name == "srun":
@@ -365,6 +408,12 @@ class _ShellParser:
             self._source(args[0])
         elif name in ("docker", "podman") and args[:1] == ["run"]:
             self._docker_run(args[1:], self._step(scope))
+        elif name in _PASS_THROUGH:  # xargs CMD, ssh HOST CMD: the command they run
+            rest = _after_options(args, _PASS_THROUGH[name], host=name == "ssh")
+            if rest:
+                self._run(rest, scope)
+        elif name == "tmux" and args[:1] and args[0] in _TMUX_NEW:
+            self._tmux(args[1:], self._step(scope))
 
     # ---- settings -----------------------------------------------------------------------------
     def _assign(self, word: str, scope: str, how: str, line: int | None = None, column: int | None = None) -> None:
@@ -381,10 +430,19 @@ class _ShellParser:
             line, column = self.cursor.find(name, assignment=True)
         value, default = shell_value(name, raw)
         written = self._written(word, line, column + len(name) + 1, name, value)
-        self.config.settings.append(EnvSetting(name, value, self._loc(line, column), scope, how,
-                                               self.path, raw=word, default_only=default,
-                                               value_at=self._loc(line, written[0]) if written else None,
-                                               value_written=written[1] if written else ""))
+        self._keep(EnvSetting(name, value, self._loc(line, column), scope, how,
+                              self.path, raw=word, default_only=default,
+                              value_at=self._loc(line, written[0]) if written else None,
+                              value_written=written[1] if written else ""))
+
+    def _keep(self, setting: EnvSetting) -> None:
+        """A setting of the environment, or a shell variable no child process sees (kept for ENV009)."""
+        if setting.source in ("assign", "assign-default", "declare") and not self.reach.exports(setting.name):
+            self.reach.assigned(setting, standalone=self.standalone and setting.source == "assign")
+            return
+        self.config.settings.append(setting)
+        if setting.source in ("assign", "assign-default", "declare", "export"):
+            self.reach.exported_setting(setting)
 
     def _written(self, word, line: int, column: int, name: str, value: str | None) -> tuple[int, str] | None:
         """Column and text of the value as written from ``line``:``column`` (a word's own text
@@ -410,6 +468,30 @@ class _ShellParser:
         line, column = self.cursor.find(name)
         self.config.settings.append(EnvSetting(name, None, self._loc(line, column), scope, how,
                                                self.path, raw=name, passthrough=True))
+
+    def _nccl_pins(self, words: list[str], scope: str) -> None:
+        """Package pins, wheels and modules that set the NCCL of what this script runs."""
+        real = self.including[-1][1] if self.including else self.source.real_path
+        notes: list[str] = []
+        openers = self.__dict__.setdefault("pin_openers", {})  # one per file read: each file is read once
+        key = (real, self.path)
+        if key not in openers:
+            openers[key] = (file_opener(os.path.dirname(real) if real else None, os.path.dirname(self.path),
+                                        notes=notes), notes)
+        opener, notes = openers[key]
+        seen = len(notes)
+        PinReader(self.config.nccl_sources, lambda word: self._loc(getattr(word, "line", self.line),
+                                                                    getattr(word, "column", 0)),
+                  opener, notes).command(words, scope)
+        for note in notes[seen:]:
+            self._skip(self.line, note)
+
+    def _image(self, reference: str, scope: str) -> None:
+        """The image a step runs in (``docker run IMAGE``, ``srun --container-image``)."""
+        from topolint.model.nccl_sources import image_source
+
+        line, column = self.cursor.find(reference) if self.cursor else (self.line, 0)
+        self.config.nccl_sources.append(image_source(reference.replace("#", "/", 1), self._loc(line, column), scope))
 
     def _fact(self, kind: str, value: str, scope: str, option: str) -> None:
         line, column = self.cursor.find(option.split("=", 1)[0]) if self.cursor else (self.line, 0)
@@ -449,6 +531,8 @@ class _ShellParser:
         if option == "--export":
             self.cursor.find("--export")
             self._export_list(value, scope, how)
+        elif option == "--container-image":
+            self._image(value, scope)
         elif option in _SLURM_FACTS:
             self._fact(_SLURM_FACTS[option], value, scope, option)
         elif option == "--gres":
@@ -506,6 +590,11 @@ class _ShellParser:
                     i += 3
                 else:
                     i += 2
+            elif word in ("-genvlist", "-envlist") and i + 1 < len(args):  # MPICH/Hydra: pass these names on
+                for name in args[i + 1].split(","):
+                    if wanted(name):
+                        self._passthrough(name, scope, "mpirun-genvlist")
+                i += 2
             elif word in ("--mca", "-mca", "--gmca", "-gmca"):
                 i += 3
             elif word in ("-np", "-n", "-N", "--npernode", "-npernode", "-ppn") and i + 1 < len(args):
@@ -557,6 +646,19 @@ class _ShellParser:
             if i + 1 < len(args):
                 self._run(args[i + 1:], scope)
 
+    def _tmux(self, args: list[str], scope: str) -> None:
+        """``tmux new-session -e NAME=V ... CMD``: -e sets the new session's environment."""
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            option, value = args[i][:2], args[i][2:]
+            if option in _TMUX_ARG and not value and i + 1 < len(args):
+                value, i = args[i + 1], i + 1
+            if option == "-e" and ASSIGNMENT.match(value):
+                self._assign(value, scope, "tmux-env")
+            i += 1
+        if i < len(args):
+            self._run(args[i:], scope)
+
     def _docker_run(self, args: list[str], scope: str) -> None:
         self.config.scopes[scope] = "docker-run"
         i = 0
@@ -569,6 +671,8 @@ class _ShellParser:
             i += 1
             if option in ("-e", "--env") and ASSIGNMENT.match(value):
                 self._assign(value, scope, "docker-env")
+            elif option in ("-e", "--env") and wanted(value):  # -e NAME: the value of the host's NAME
+                self._passthrough(value, scope, "docker-env")
             elif option == "--shm-size":
                 self._fact(cfg.SHM_SIZE, value, scope, option)
             elif option == "--ulimit" and value.startswith("memlock"):
@@ -585,9 +689,28 @@ class _ShellParser:
                 self._fact(cfg.GPUS_PER_POD, value, scope, option)
             elif option == "--env-file":
                 self._env_file(value)
+        if i < len(args) and not args[i].startswith("-"):
+            self._image(args[i], scope)
 
 
 _SHELLS = {"bash", "sh", "dash", "ksh", "zsh"}
+# Programs that run a command given after their options (the options that take a value).
+_PASS_THROUGH = {"xargs": {"-a", "-I", "-n", "-P", "-d", "-E", "-L", "-s", "--arg-file", "--max-args", "--max-procs",
+                           "--delimiter"},
+                 "ssh": {"-p", "-o", "-i", "-l", "-F", "-J", "-b", "-c", "-D", "-E", "-e", "-L", "-m", "-O", "-Q",
+                         "-R", "-S", "-W", "-w", "-B"}}
+_TMUX_NEW = {"new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp",
+             "respawn-window", "respawnw"}
+_TMUX_ARG = {"-c", "-e", "-F", "-f", "-n", "-s", "-t", "-x", "-y", "-l"}
+
+
+def _after_options(args: list[str], takes_value: set[str], host: bool = False) -> list[str]:
+    """The words after a program's options (and, for ssh, its host)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        option = args[i].partition("=")[0]
+        i += 2 if option in takes_value and "=" not in args[i] and len(args[i]) == len(option) else 1
+    return args[i + 1:] if host else args[i:]
 _WRAPPERS = {"sudo", "exec", "command", "nohup", "time", "env", "srun", "mpirun", "builtin"}
 NCCL_CONF_NAMES = {"nccl.conf", ".nccl.conf"}
 MAX_HEREDOC_NESTING = 16  # shells fed by heredocs inside heredocs; deeper bodies are listed as skipped
@@ -604,10 +727,76 @@ def _reader(words: list[str]) -> str | None:
     return None
 
 
+def _shell_c_writer(words: list[str]) -> tuple[str | None, str | None]:
+    """(cat or tee, the file) when ``words`` are ``bash -c "cat > FILE"`` or ``sh -c 'tee FILE'``:
+    the heredoc fed to that shell becomes FILE's content."""
+    names = [os.path.basename(w) for w in words]
+    if "-c" not in words or not any(n in _SHELLS for n in names[:words.index("-c")]):
+        return None, None
+    at = words.index("-c") + 1
+    if at >= len(words):
+        return None, None
+    found, _ = statements(words[at])
+    tokens = found[0].tokens if len(found) == 1 else []
+    if tokens[:1] == ["cat"] and len(tokens) == 3 and tokens[1] in (">", ">>"):
+        return "cat", str(tokens[2])
+    if tokens[:1] == ["tee"]:
+        return "tee", _tee([str(t) for t in tokens])
+    return None, None
+
+
 def _tee(words: list[str]) -> str | None:
     """The file ``tee [-a] FILE`` writes."""
     start = next(i for i, w in enumerate(words) if os.path.basename(w) == "tee") + 1
     return next((w for w in words[start:] if not w.startswith("-")), None)
+
+
+# Programs that run the job (or a process NCCL may live in); wrappers before them are skipped.
+_LAUNCHERS = _MPI | {"srun", "sbatch", "salloc", "torchrun", "deepspeed", "accelerate", "horovodrun", "enroot",
+                     "singularity", "apptainer", "nsys", "ncu", "numactl", "taskset", "timeout", "ray",
+                     "bash", "sh", "dash", "zsh", "ksh", "docker", "podman", "sudo", "env", "ssh", "xargs",
+                     "tmux", "pdsh", "clush"}
+_PREFIX_WORDS = {"exec", "nohup", "time", "command", "builtin", "nice", "stdbuf"}
+_REFERENCE = re.compile(r"\$(?:\{!(?P<prefix>[A-Za-z_][A-Za-z0-9_]*)[*@]\}|\{?(?P<name>[A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _launch(words: list[str]) -> tuple[str, set[str] | None, str, str] | None:
+    """(program word, the exported names it passes on or None for all, the launch as shown, what
+    it drops) when ``words`` start a process that may run NCCL; None for builtins and ordinary tools."""
+    i = 0
+    while i < len(words) and os.path.basename(words[i]) in _PREFIX_WORDS:
+        i += 1
+    if i >= len(words):
+        return None
+    program, name = words[i], os.path.basename(words[i])
+    args = words[i + 1:]
+    if name == "env":
+        cleared = any(a in ("-i", "--ignore-environment", "-") for a in args if a.startswith("-"))
+        return program, (set() if cleared else None), "env -i" if cleared else "env", "starts an empty environment"
+    if name == "srun":
+        for j, word in enumerate(args):
+            if word.startswith("--export"):
+                value = word.partition("=")[2] or (args[j + 1] if j + 1 < len(args) else "")
+                items = [item.split("=", 1)[0] for item in value.split(",")]
+                if "ALL" in items or not value:
+                    return program, None, "srun", ""
+                if items == ["NONE"]:
+                    return program, set(), f"srun --export={value}", "passes only SLURM_* variables to the step"
+                return program, set(items), f"srun --export={value}", "passes only SLURM_* and the variables it names"
+        return program, None, "srun", ""
+    if name in ("docker", "podman") and args[:1] in (["run"], ["create"]):
+        passes: set[str] = set()
+        for j, word in enumerate(args):
+            option, eq, value = word.partition("=")
+            if option in ("--env-file", "--env-host", "--env-merge"):
+                return program, None, f"{name} run", ""
+            if option in ("-e", "--env"):
+                value = value if eq else (args[j + 1] if j + 1 < len(args) else "")
+                passes.add(value.split("=", 1)[0])
+        return program, passes, f"{name} run", "gives the container only its -e/--env variables"
+    if name in _LAUNCHERS or name.startswith("python") or name.endswith("_perf") or "/" in program:
+        return program, None, name, ""
+    return None
 
 
 # The value of NAME=${NAME:-v} (or :=, quoted or not); one pattern for every name, not one each.
@@ -679,10 +868,29 @@ def parse_shell(source: SourceFile) -> ConfigFile:
 
 
 def parse_shell_into(config: ConfigFile, source: SourceFile, lines: list[str], body: list[str], first_line: int,
-                     scope: str) -> None:
+                     scope: str, span: tuple[int, int] | None = None) -> None:
     """Read ``body`` (lines ``first_line``.. of ``source``, e.g. a Dockerfile ``RUN <<EOF``
-    heredoc) as a shell script run in ``scope``, adding what it sets to ``config``."""
+    heredoc) as a shell script run in ``scope``, adding what it sets to ``config``. ``span``:
+    the file lines the script's text sits in when they are not its lines one for one (a YAML
+    scalar folded or quoted over several lines)."""
     parser = _ShellParser(source, lines)
     parser.config = config
     parser.stack = [("file", scope, 0)]
+    parser.span = span
     parser._statements(*statements("\n".join(body), first_line))
+    config.unreached.extend(parser.reach.finish())
+
+
+def parse_argv_into(config: ConfigFile, source: SourceFile, lines: list[str], argv: list[Token], scope: str) -> None:
+    """Read ``argv`` (a container's ``command`` and ``args``, one word each, with their positions)
+    as the command it runs: ``mpirun -x NAME=V``, ``srun --export=``, ``torchrun`` and the rest,
+    as in a script, adding what it sets to ``config``."""
+    if not argv:
+        return
+    parser = _ShellParser(source, lines)
+    parser.config = config
+    parser.stack = [("file", scope, 0)]
+    parser.line = argv[0].line
+    parser.cursor = Cursor(lines, argv[0].line, argv[-1].line)
+    parser._command(list(argv))
+    config.unreached.extend(parser.reach.finish())

@@ -1,0 +1,172 @@
+"""Where a job's NCCL comes from: the version sources the config parsers read (package pins,
+wheels, modules, base images, a log's version line) and the cited tables that turn a package or
+an image into NCCL versions (topolint/data/nccl_versions/*.tsv, one citation per row).
+
+A source is a fact with its file and line. ``versions`` are the NCCL versions it may bring: one
+for a pin, several for an image tag NVIDIA re-pushed with newer NCCL packages, none when it
+cannot be known (an unpinned install, an NGC tag without a cited release-notes row, an image
+nothing is known about); ``unknown`` then says why.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from topolint.model.facts import Location
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "nccl_versions"
+
+# Kinds and the layer of the job each one fills (nccl_in_force.py decides which layer a job loads).
+SYSTEM = "system"  # the distribution's libnccl (apt/dnf, an image's own packages)
+LIBRARY_PATH = "library-path"  # LD_LIBRARY_PATH set by an environment module or spack load
+ENVIRONMENT = "environment"  # the Python environment's NCCL (pip wheels, conda)
+IMAGE = "image"  # a base image: fills the layers it ships
+STAGE = "stage"  # FROM <an earlier stage>, or COPY --from=<stage> of NCCL files
+RUNNING = "running"  # a log line printed by the NCCL that ran
+LAYERS = {"apt": SYSTEM, "dnf": SYSTEM, "module": LIBRARY_PATH, "spack": LIBRARY_PATH,
+          "pip-nccl": ENVIRONMENT, "pip-torch": ENVIRONMENT, "conda": ENVIRONMENT,
+          "image": IMAGE, "stage": STAGE, "copy-stage": STAGE, "log": RUNNING}
+KIND_WORDS = {"apt": "apt pin", "dnf": "dnf/yum pin", "module": "module load", "spack": "spack load",
+              "pip-nccl": "pip wheel pin", "pip-torch": "pip torch wheel", "conda": "conda pin",
+              "image": "base image", "stage": "stage", "copy-stage": "COPY --from", "log": "NCCL version line"}
+# What an image brings besides its system NCCL.
+NO_FRAMEWORK = "none"  # OS, language and nvidia/cuda images
+SYSTEM_LINKED = "system-linked"  # NGC framework containers: their framework loads the system NCCL
+UNKNOWN_IMAGE = "unknown"  # anything else: its framework (if any) may load an NCCL of its own
+
+
+@dataclass(frozen=True, eq=False)  # one object per place read: identity is equality
+class NcclSource:
+    kind: str  # a key of LAYERS
+    written: str  # as written: "libnccl2=2.12.12-1+cuda11.6", "nvidia/cuda:12.2.2-devel-ubuntu22.04"
+    loc: Location
+    scope: str  # the Dockerfile stage, the shell scope, the container
+    versions: tuple[str, ...] = ()  # NCCL versions it may bring, oldest first; () unknown
+    detail: str = ""  # the table row (and its citation) that gave ``versions``
+    unknown: str = ""  # why ``versions`` is empty
+    framework: str = NO_FRAMEWORK  # images only: NO_FRAMEWORK, SYSTEM_LINKED or UNKNOWN_IMAGE
+    ref: str = ""  # kind stage / copy-stage: the stage it names
+    via: str = ""  # how it reached this file: "requirements.txt:3 (pip install -r at Dockerfile:5)"
+
+    @property
+    def layer(self) -> str:
+        return LAYERS[self.kind]
+
+    def where(self) -> str:
+        return f"{self.loc.path}:{self.loc.line}"
+
+    def label(self) -> str:
+        """``Dockerfile:2 apt pin`` (what the finding cites as the version's origin)."""
+        return f"{self.where()} {KIND_WORDS[self.kind]}"
+
+
+# ---- versions as packages write them ------------------------------------------------------------
+_NUMBERS = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
+
+
+def nccl_version_text(text: str) -> str | None:
+    """The NCCL release in a package version: ``2.12.12-1+cuda11.6`` (apt), ``2.21.5.1`` (conda's
+    build number), ``2.26.2.post1`` (pip) are 2.12.12, 2.21.5, 2.26.2; None for anything else."""
+    match = _NUMBERS.match(text or "")
+    if not match or match.group(1) != "2":
+        return None
+    rest = text[match.end():]
+    if rest and not re.fullmatch(r"(?:-\d+(?:\+cuda[\d.]+)?|\.\d+|\.post\d+|\+cuda[\d.]+)(?:\.\*)?", rest):
+        return None
+    return ".".join(match.groups())
+
+
+# ---- cited tables -------------------------------------------------------------------------------
+def _rows(name: str) -> list[list[str]]:
+    rows = []
+    for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        rows.append(line.split("\t"))
+    return rows[1:]  # the header
+
+
+@lru_cache(maxsize=1)
+def torch_wheels() -> dict[str, tuple[str, str, str]]:
+    """torch version -> (nvidia-nccl package, NCCL version or "-", citation)."""
+    return {row[0]: (row[1], row[2], row[4]) for row in _rows("torch_wheels.tsv")}
+
+
+@lru_cache(maxsize=1)
+def cuda_images() -> dict[tuple[str, str], tuple[tuple[str, ...], str]]:
+    """(CUDA version, OS word without dots) -> (NCCL versions, citations)."""
+    return {(row[0], row[1]): (tuple(row[2].split(",")), row[3]) for row in _rows("cuda_images.tsv")}
+
+
+@lru_cache(maxsize=1)
+def ngc_containers() -> dict[tuple[str, str], tuple[str, str]]:
+    """(framework, YY.MM) -> (NCCL version, citation)."""
+    return {(row[0], row[1]): (row[2], row[3]) for row in _rows("ngc_containers.tsv")}
+
+
+@lru_cache(maxsize=1)
+def plain_images() -> dict[str, str]:
+    return {row[0]: row[1] for row in _rows("plain_images.tsv")}
+
+
+def torch_nccl(version: str) -> tuple[tuple[str, ...], str, str]:
+    """(NCCL versions, detail, why unknown) of ``torch==version`` installed from PyPI."""
+    row = torch_wheels().get(version)
+    if row is None:
+        return (), "", f"torch {version}: no cited row of its wheel's metadata (data/nccl_versions/torch_wheels.tsv)"
+    package, nccl, citation = row
+    if nccl == "-":
+        return (), "", f"torch {version}'s wheel links NCCL in and its metadata names no version ({citation.split()[0]})"
+    return (nccl,), f"torch {version}'s wheel requires {package}=={nccl} ({citation.split()[0]})", ""
+
+
+_CUDA_TAG = re.compile(r"(?P<cuda>\d+\.\d+(?:\.\d+)?)-(?:(?P<cudnn>cudnn\d*)-)?(?P<flavor>base|runtime|devel)-(?P<os>[a-z]+[\d.]+)$")
+_NGC_TAG = re.compile(r"(?P<release>\d\d\.\d\d)(?:-|$)")
+
+
+def image_source(reference: str, loc: Location, scope: str) -> NcclSource:
+    """What a base image (``FROM``, a container's ``image:``, ``docker run IMAGE``) brings."""
+    name, _, tag = reference.rpartition(":") if ":" in reference.rsplit("/", 1)[-1] else (reference, "", "latest")
+    name = name.split("@", 1)[0]
+    bare = re.sub(r"^(?:docker\.io/)?(?:library/)?", "", name)
+    if "$" in reference:
+        return NcclSource("image", reference, loc, scope, unknown="the image is named by a build argument",
+                          framework=UNKNOWN_IMAGE)
+    if bare in plain_images():
+        return NcclSource("image", reference, loc, scope, detail=f"{bare}: {plain_images()[bare]}, no NCCL")
+    if bare in ("nvidia/cuda", "nvcr.io/nvidia/cuda"):
+        return _cuda_image(reference, tag, loc, scope)
+    if bare.startswith("nvcr.io/nvidia/"):
+        framework = bare[len("nvcr.io/nvidia/"):]
+        match = _NGC_TAG.match(tag)
+        row = ngc_containers().get((framework, match.group("release"))) if match else None
+        if row:
+            return NcclSource("image", reference, loc, scope, (row[0],),
+                              detail=f"the {framework} {match.group('release')} release notes list NCCL {row[0]} ({row[1]})",
+                              framework=SYSTEM_LINKED)
+        return NcclSource("image", reference, loc, scope, framework=SYSTEM_LINKED,
+                          unknown=f"NGC {framework}:{tag}: no cited release-notes row (data/nccl_versions/ngc_containers.tsv)")
+    return NcclSource("image", reference, loc, scope, framework=UNKNOWN_IMAGE,
+                      unknown=f"nothing is known about the NCCL in {reference}")
+
+
+def _cuda_image(reference: str, tag: str, loc: Location, scope: str) -> NcclSource:
+    match = _CUDA_TAG.match(tag)
+    if match is None:
+        return NcclSource("image", reference, loc, scope, unknown=f"nvidia/cuda tag {tag!r} names no CUDA version, "
+                          "flavour and OS", framework=NO_FRAMEWORK)
+    if match.group("flavor") == "base":
+        return NcclSource("image", reference, loc, scope, detail="nvidia/cuda base images install no NCCL")
+    key = (match.group("cuda"), match.group("os").replace(".", ""))
+    row = cuda_images().get(key)
+    if row is None:
+        return NcclSource("image", reference, loc, scope,
+                          unknown=f"nvidia/cuda {key[0]} on {match.group('os')}: no row in data/nccl_versions/cuda_images.tsv")
+    versions, citations = row
+    said = " or ".join(versions)
+    return NcclSource("image", reference, loc, scope, versions,
+                      detail=f"nvidia/cuda {key[0]} {match.group('os')} images were built with NCCL {said} "
+                             f"({citations.split()[0]})")
