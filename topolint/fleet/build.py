@@ -301,7 +301,8 @@ def _software(node) -> SoftwareInventory:
 
 
 def node_inventory(node, configs: list = ()) -> Inventory | None:
-    """The inventory of ``node``, or None when it has no machine facts (config files only)."""
+    """The inventory of ``node``, or None when it has no machine facts: config files alone (an infra
+    repository's folders) are settings for jobs, not machines to compare."""
     if getattr(node, "inventory", None) is not None:
         return node.inventory  # read from an inventory file
     gpus = _Gpus()
@@ -314,8 +315,8 @@ def node_inventory(node, configs: list = ()) -> Inventory | None:
     env = _nccl_env(node, list(configs))
     numa = _numa_nodes(node)
     software = _software(node)
-    if not (gpus.records or nics or numa or env or node.bundle is not None or getattr(node, "software", [])):
-        return None
+    if not (gpus.records or nics or numa or node.bundle is not None or getattr(node, "software", [])):
+        return None  # no machine: a folder of config files (a repository) is not a node to compare
     ordered = sorted(gpus.records.values(), key=lambda g: (g.bus_id is None, g.bus_id or "", g.index or 0))
     return build(Inventory, topolint_inventory=1, node=node.name, topolint_version=topolint.__version__,
                  gpu_count=gpus.count, numa_nodes=numa, nic_ports=nic_count, gpus=ordered, nics=nics,
