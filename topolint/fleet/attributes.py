@@ -13,6 +13,7 @@ from typing import NamedTuple
 from topolint.fleet.cluster import attribute_entity, system_entity
 from topolint.fleet.inventory import Inventory, Sourced
 from topolint.model.node import gpu_entity, nic_entity
+from topolint.model.numbers import decimal
 
 HARDWARE, CONFIG = "hardware", "config"
 
@@ -35,7 +36,7 @@ class Attribute:
 
 def _number(value) -> str:
     if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+        return f"{value:.0f}"  # 400.0 Gb/s is "400"
     return str(value)
 
 
@@ -127,7 +128,7 @@ class Value(NamedTuple):
             return attribute_entity(gpu_entity(node, name), self.key[2])
         if kind == "nic":
             hca, _, port = name.rpartition(":")
-            return attribute_entity(nic_entity(node, hca, int(port)), self.key[2])
+            return attribute_entity(nic_entity(node, hca, decimal(port)), self.key[2])
         if kind == "module":
             return system_entity(node, f"module/{name}")
         if kind == "env":

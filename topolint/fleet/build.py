@@ -31,10 +31,11 @@ from topolint.model.devices import device_kind, gpu_model_by_id, gpu_model_by_na
 from topolint.model.facts import build
 from topolint.model.matrix import MatrixView, gpu_bus_ids, nv_count, single_numa, topo_matrices
 from topolint.model.node_join import node_join
+from topolint.model.numbers import decimal_fraction
 from topolint.model.pcie import GT_PER_GENERATION
 
 _NCCL_NAME = re.compile(r"NCCL_[A-Z0-9_]{1,128}")
-_GENERATION = {float(gts): generation for generation, gts in GT_PER_GENERATION.items()}
+_GENERATION = {decimal_fraction(gts): generation for generation, gts in GT_PER_GENERATION.items()}
 
 
 def _id_model(pci_id: str | None) -> str | None:
