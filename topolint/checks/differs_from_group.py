@@ -17,11 +17,11 @@ The cluster stage runs it on the inventories of every node (fleet/cluster.py).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Literal
-
 from topolint.checks import CheckParameters
 from topolint.checks._fleet import differing
 from topolint.engine.finding import Hit
+from topolint.engine.rule import RuleError
+from topolint.fleet.attributes import CONFIG, HARDWARE
 from topolint.model.schema import Field
 
 NEEDS = ("cluster", "inventories")
@@ -30,10 +30,15 @@ NEEDS = ("cluster", "inventories")
 FIELDS = ("subject", "node", "value", "group", "total", "count", "majority", "majority_count", "verb", "distribution")
 
 
+KINDS = (HARDWARE, CONFIG)
+
+
 class Parameters(CheckParameters):
-    kind: Literal["hardware", "config"] = Field(default="hardware",
-                                                description="which attributes: hardware (FLEET001) or config (FLEET003)")
+    # A plain str (checked below): a run takes the rule's value without building pydantic's model.
+    kind: str = Field(default=HARDWARE, description="which attributes: hardware (FLEET001) or config (FLEET003)")
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
+    if params.kind not in KINDS:
+        raise RuleError(f"kind {params.kind!r}: expected one of {', '.join(KINDS)}")
     yield from differing(context, params.kind)

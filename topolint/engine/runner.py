@@ -207,8 +207,9 @@ def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tu
     if any(node.pending for node in collection.nodes):  # a lazy collection: inputs known once parsed
         return prepare([r for r in rules if r.code in needs]), needs
     offered = [node.available() for node in collection.nodes if node.cached is None]
+    cluster = len(collection.nodes) >= 2  # the cluster stage compares nodes: two at least
     runnable = [r for r in rules if r.code in needs and (
-        "config" in needs[r.code] or is_cluster_check(needs[r.code])
+        "config" in needs[r.code] or (cluster and is_cluster_check(needs[r.code]))
         or any(all(n in available for n in needs[r.code]) for available in offered))]
     return prepare(runnable), needs
 
