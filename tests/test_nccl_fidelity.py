@@ -174,10 +174,24 @@ def test_bom_is_topo001(tmp_path):
 
 
 def test_single_quotes_misread_before_2_27(tmp_path):
+    """src/graph/xml.cc xmlGetValue at v2.26.6 ends a value at a double quote only: class='...'
+    runs on to vendor's opening quote, and the next character, vendor's first, is not '>'."""
     text = xml([gpu("0000:11:00.0", 0)]).replace('class="0x030200"', "class='0x030200'")
     assert not findings(tmp_path, text, "--select", "TOPO001", "--nccl-version", "2.27.7")
     old = findings(tmp_path, text, "--select", "TOPO001", "--nccl-version", "2.26.6")
-    assert [f["code"] for f in old] == ["TOPO001"] and "misread" in old[0]["message"]
+    assert [f["code"] for f in old] == ["TOPO001"]
+    assert old[0]["message"] == ("line 1: NCCL 2.26.6 reads the single-quoted value of class up to the next double "
+                                 "quote, as \"0x030200' vendor=\", and then stops with \"XML Parse : expected >, got "
+                                 "'0'\"; communicator init fails")
+
+
+def test_a_value_past_the_buffer_stays_undefined_before_2_27(tmp_path):
+    """A single-quoted value whose next double quote is 256 or more characters on overruns NCCL's
+    256-byte value buffer (xml.h: char value[MAX_STR_LEN+1]): no deterministic answer."""
+    text = xml([gpu("0000:11:00.0", 0)]).replace('class="0x030200"', "class='0x030200" + " " * 300 + "'")
+    old = findings(tmp_path, text, "--select", "TOPO001", "--nccl-version", "2.26.6")
+    assert [f["code"] for f in old] == ["TOPO001"]
+    assert "what NCCL then does is undefined" in old[0]["message"] and "256-byte buffer" in old[0]["message"]
 
 
 # 9. ENV001: names NCCL's own plugins and contrib/ read (plugins/profiler inspector, tuner example).

@@ -105,6 +105,10 @@ def test_a_dockerfile_reads_the_requirements_file_it_copies(tmp_path):
     ("nvidia/cuda:12.4.1-base-ubuntu22.04", (), ""),  # base images install no NCCL
     ("nvidia/cuda:99.0.0-devel-ubuntu22.04", (), "no row"),
     ("nvcr.io/nvidia/mxnet:24.05-py3", ("2.21.5",), ""),
+    ("nvcr.io/nvidia/pytorch:19.11-py3", ("2.5.6",), ""),
+    ("nvcr.io/nvidia/tensorflow:20.03-tf2-py3", ("2.6.3",), ""),
+    ("nvcr.io/nvidia/tensorflow:18.12-py3", ("2.3.7",), ""),
+    ("nvcr.io/nvidia/jax:24.04-py3", (), "no cited release-notes row"),
     ("nvcr.io/nvidia/pytorch:24.01-py3", (), "no cited release-notes row"),  # never guessed
     ("ubuntu:22.04", (), ""),
     ("myorg/trainer:latest", (), "nothing is known"),
@@ -254,3 +258,324 @@ def test_a_value_is_checked_with_the_parser_of_the_version_in_force(tmp_path, mo
     assert [f.line for f in old.findings] == [2] and "per-collective form" in old.findings[0].message
     assert any(e.startswith("NCCL version: NCCL 2.18.5 or 2.19.3 from Dockerfile:1 base image") for e in old.findings[0].evidence)
     assert new.findings == []
+
+
+# ---- containers: Kubernetes and docker compose -------------------------------------------------
+_POD = """{group}:
+  - name: c
+    image: {image}
+    env:
+      - name: NCCL_NVLS_ENABLE
+        value: "1"
+"""
+_MAIN = "containers:\n  - name: main\n    image: ubuntu:22.04\n"  # a pod's init containers run before these
+# Each kind with its pod spec's indentation (parsers/kubernetes.py finds pod specs wherever they are).
+_KINDS = {
+    "Deployment": ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: t\nspec:\n  template:\n    spec:\n", 6),
+    "StatefulSet": ("apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: t\nspec:\n  template:\n    spec:\n", 6),
+    "Job": ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: t\nspec:\n  template:\n    spec:\n", 6),
+    "MPIJob": ("apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata:\n  name: t\nspec:\n  mpiReplicaSpecs:\n"
+               "    Worker:\n      template:\n        spec:\n", 10),
+    "PyTorchJob": ("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: t\nspec:\n"
+                   "  pytorchReplicaSpecs:\n    Worker:\n      template:\n        spec:\n", 10),
+    "JobSet": ("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: t\nspec:\n  replicatedJobs:\n"
+               "    - name: workers\n      template:\n        spec:\n          template:\n            spec:\n", 14),
+    "RayJob": ("apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: t\nspec:\n  rayClusterSpec:\n"
+               "    workerGroupSpecs:\n      - groupName: gpu\n        template:\n          spec:\n", 12),
+}
+
+
+def _manifest(kind: str, group: str = "containers", image: str = "nvidia/cuda:11.6.2-devel-ubuntu20.04") -> str:
+    head, indent = _KINDS[kind]
+    pod = _POD.format(group=group, image=image) + (_MAIN if group == "initContainers" else "")
+    return head + "".join(" " * indent + line + "\n" for line in pod.rstrip("\n").split("\n"))
+
+
+@pytest.mark.parametrize("kind", sorted(_KINDS))
+@pytest.mark.parametrize("group", ["containers", "initContainers"])
+def test_a_containers_image_sets_its_settings_version(tmp_path, monkeypatch, kind, group):
+    text = _manifest(kind, group)
+    _write(tmp_path, "deploy.yaml", text)
+    image_line = next(i for i, line in enumerate(text.split("\n"), 1) if "image:" in line)
+    _, findings = _env002(["deploy.yaml"], monkeypatch, tmp_path)
+    assert [f.message.split(": NCCL reads")[0] for f in findings] == [
+        f"NCCL_NVLS_ENABLE is not read yet by NCCL 2.12.10 from deploy.yaml:{image_line} image "
+        "nvidia/cuda:11.6.2-devel-ubuntu20.04"]
+    assert any(e.startswith(f"NCCL source: deploy.yaml:{image_line} image nvidia/cuda:11.6.2-devel-ubuntu20.04: "
+                            "nvidia/cuda 11.6.2 ubuntu20.04 images were built with NCCL 2.12.10")
+               for e in findings[0].evidence)
+
+
+@pytest.mark.parametrize("image, why", [
+    ("nvcr.io/nvidia/pytorch:24.01-py3", "no cited release-notes row"),  # never guessed
+    ("myorg/trainer:v3", "nothing is known about the NCCL in myorg/trainer:v3"),
+    ("nvidia/cuda:${CUDA_TAG}", "named by a variable"),
+    ("ubuntu:22.04", "no source of the job's NCCL"),  # no NCCL in the image: the setting's own version
+])
+def test_a_container_whose_images_nccl_is_unknown_keeps_the_default(tmp_path, monkeypatch, image, why):
+    _write(tmp_path, "deploy.yaml", _manifest("Deployment", image=image))
+    result, findings = _env002(["deploy.yaml"], monkeypatch, tmp_path)
+    assert findings == []
+    if "no source" not in why:
+        assert any("(Deployment/t/c): judged with assumed NCCL 2.30.7" in n and why in n for n in result.notes)
+
+
+def test_each_container_of_a_pod_and_a_configmap_it_takes_through_envfrom(tmp_path, monkeypatch):
+    _write(tmp_path, "deploy.yaml", """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      containers:
+        - name: old
+          image: nvidia/cuda:11.6.2-runtime-ubuntu20.04
+          env:
+            - name: NCCL_NVLS_ENABLE
+              value: "1"
+          envFrom:
+            - configMapRef:
+                name: nccl
+        - name: new
+          image: nvidia/cuda:12.4.1-runtime-ubuntu22.04
+          env:
+            - name: NCCL_NVLS_ENABLE
+              value: "1"
+""")
+    _write(tmp_path, "nccl-env.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nccl\ndata:\n"
+                                      "  NCCL_MNNVL_ENABLE: \"1\"\n---\napiVersion: v1\nkind: ConfigMap\n"
+                                      "metadata:\n  name: unused\ndata:\n  NCCL_MNNVL_ENABLE: \"1\"\n")
+    result, findings = _env002(["deploy.yaml", "nccl-env.yaml"], monkeypatch, tmp_path)
+    assert sorted((f.path, f.line, f.message.split(": NCCL reads")[0]) for f in findings) == [
+        ("deploy.yaml", 12, "NCCL_NVLS_ENABLE is not read yet by NCCL 2.12.10 from deploy.yaml:10 image "
+                            "nvidia/cuda:11.6.2-runtime-ubuntu20.04"),
+        ("nccl-env.yaml", 6, "NCCL_MNNVL_ENABLE is not read yet by NCCL 2.12.10 from deploy.yaml:10 image "
+                             "nvidia/cuda:11.6.2-runtime-ubuntu20.04")]
+    taken = next(f for f in findings if f.path == "nccl-env.yaml")
+    assert any("ConfigMap/nccl is read by Job/train/old through envFrom (deploy.yaml:16)" in e for e in taken.evidence)
+    # ConfigMap/unused (no container takes it) is judged with the default: no finding at nccl-env.yaml:13
+
+
+def test_what_a_containers_command_installs_runs_over_its_image(tmp_path, monkeypatch):
+    """pip installs in the command (argv, ``sh -c`` script, a block scalar of args, compose's
+    string) replace the image's NCCL for the framework; ``pip install -r FILE`` of the image is
+    unknown."""
+    _write(tmp_path, "deploy.yaml", """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: t
+spec:
+  template:
+    spec:
+      containers:
+        - name: script
+          image: nvidia/cuda:11.6.2-devel-ubuntu20.04
+          command: ["bash", "-c", "pip install torch==2.1.0 && torchrun train.py"]
+          env:
+            - {name: NCCL_NVLS_ENABLE, value: "1"}
+            - {name: NCCL_MNNVL_ENABLE, value: "1"}
+        - name: block
+          image: nvidia/cuda:11.6.2-devel-ubuntu20.04
+          command: ["/bin/sh", "-c"]
+          args:
+            - |
+              set -e
+              pip install nvidia-nccl-cu12==2.19.3
+              python train.py
+          env:
+            - {name: NCCL_MNNVL_ENABLE, value: "1"}
+        - name: argv
+          image: nvidia/cuda:11.6.2-devel-ubuntu20.04
+          command: ["pip", "install", "-r", "requirements.txt"]
+          env:
+            - {name: NCCL_NVLS_ENABLE, value: "1"}
+""")
+    _write(tmp_path, "compose.yaml", "services:\n  s:\n    image: nvidia/cuda:11.6.2-devel-ubuntu20.04\n"
+                                     "    command: bash -c \"pip install nvidia-nccl-cu12==2.18.3 && python train.py\"\n"
+                                     "    environment:\n      NCCL_MNNVL_ENABLE: \"1\"\n")
+    result, findings = _env002(["deploy.yaml", "compose.yaml"], monkeypatch, tmp_path)
+    assert sorted((f.path, f.line, f.message.split(": NCCL reads")[0]) for f in findings) == [
+        ("compose.yaml", 6, "NCCL_MNNVL_ENABLE is not read yet by NCCL 2.18.3 from compose.yaml:4 pip wheel pin"),
+        ("deploy.yaml", 14, "NCCL_MNNVL_ENABLE is not read yet by NCCL 2.18.1 from deploy.yaml:11 pip torch wheel"),
+        ("deploy.yaml", 24, "NCCL_MNNVL_ENABLE is not read yet by NCCL 2.19.3 from deploy.yaml:21 pip wheel pin")]
+    # torch 2.1.0's NCCL 2.18.1 reads NCCL_NVLS_ENABLE (the image's 2.12.10 would not): no finding at line 13
+    assert any("installed over NCCL 2.12.10 (deploy.yaml:10 image nvidia/cuda:11.6.2-devel-ubuntu20.04)" in e
+               for e in next(f for f in findings if f.line == 14).evidence)
+    assert any("(Job/t/argv): judged with assumed NCCL 2.30.7" in n and
+               "pip install -r requirements.txt: the file is not read here" in n for n in result.notes)
+
+
+def test_a_requirements_file_that_cannot_be_read_leaves_the_environment_unknown(tmp_path, monkeypatch):
+    """It may pin torch or an NCCL wheel: the image's NCCL is not what the framework loads."""
+    _write(tmp_path, "Dockerfile", "FROM nvidia/cuda:11.6.2-devel-ubuntu20.04\nCOPY . /app\n"
+                                   "RUN pip install -r /app/requirements.txt\nENV NCCL_NVLS_ENABLE=1\n")
+    result, findings = _env002(["Dockerfile"], monkeypatch, tmp_path)
+    assert findings == []
+    assert any("pip install -r /app/requirements.txt: the file is not read here" in n for n in result.notes)
+    found = [s for s in _sources(tmp_path / "Dockerfile") if s.kind == "pip-file"]
+    assert [(s.loc.line, s.versions) for s in found] == [(3, ())]
+
+
+_BUILT = """# the image compose builds for the services below
+FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS build
+RUN apt-get update && apt-get install -y libnccl2=2.18.3-1+cuda12.2
+FROM nvidia/cuda:11.6.2-runtime-ubuntu20.04 AS run
+RUN pip install nvidia-nccl-cu12==2.19.3
+"""
+
+
+def test_a_compose_service_runs_its_image_or_the_dockerfile_it_builds(tmp_path, monkeypatch):
+    _write(tmp_path, "docker/Dockerfile.gpu", _BUILT)  # sets nothing itself: read because a service builds it
+    _write(tmp_path, "compose.yaml", """services:
+  pulled:
+    image: nvidia/cuda:11.6.2-devel-ubuntu20.04
+    environment:
+      NCCL_NVLS_ENABLE: "1"
+  target:
+    build:
+      context: .
+      dockerfile: docker/Dockerfile.gpu
+      target: build
+    environment:
+      - NCCL_MNNVL_ENABLE=1
+  final:
+    build:
+      context: docker
+      dockerfile: Dockerfile.gpu
+    image: myorg/trainer:latest
+    pull_policy: build
+    environment:
+      NCCL_MNNVL_ENABLE: "1"
+""")
+    result, findings = _env002(["compose.yaml", "docker"], monkeypatch, tmp_path)
+    assert [(f.line, f.message.split(": NCCL reads")[0]) for f in sorted(findings, key=lambda f: f.line)] == [
+        (5, "NCCL_NVLS_ENABLE is not read yet by NCCL 2.12.10 from compose.yaml:3 image "
+            "nvidia/cuda:11.6.2-devel-ubuntu20.04"),
+        (12, "NCCL_MNNVL_ENABLE is not read yet by NCCL 2.18.3 from docker/Dockerfile.gpu:3 apt pin"),
+        (20, "NCCL_MNNVL_ENABLE is not read yet by NCCL 2.19.3 from docker/Dockerfile.gpu:5 pip wheel pin")]
+    built = next(f for f in findings if f.line == 12)
+    assert any("the service is built from docker/Dockerfile.gpu stage:build (compose.yaml:8 build)" in e
+               for e in built.evidence)
+    assert any(n.startswith("docker/Dockerfile.gpu: read for the NCCL of the compose service it builds")
+               for n in result.notes)
+    assert not any(n.startswith("docker/Dockerfile.gpu: skipped") for n in result.notes)
+
+
+def test_a_compose_env_file_runs_in_its_services_image(tmp_path, monkeypatch):
+    _write(tmp_path, "compose.yaml", "services:\n  s:\n    image: nvidia/cuda:11.6.2-devel-ubuntu20.04\n"
+                                     "    env_file: nccl.env\n")
+    _write(tmp_path, "nccl.env", "NCCL_NVLS_ENABLE=1\n")
+    _, findings = _env002(["compose.yaml"], monkeypatch, tmp_path)
+    assert [(f.path, f.line, f.message.split(": NCCL reads")[0]) for f in findings] == [
+        ("nccl.env", 1, "NCCL_NVLS_ENABLE is not read yet by NCCL 2.12.10 from compose.yaml:3 image "
+                        "nvidia/cuda:11.6.2-devel-ubuntu20.04")]
+
+
+def test_a_compose_service_with_image_and_build_may_run_either(tmp_path, monkeypatch):
+    """Without pull_policy: build, Compose pulls the image when a registry has it and builds
+    otherwise: a finding must hold for both, and an image nothing is known about settles nothing."""
+    _write(tmp_path, "Dockerfile", "FROM nvidia/cuda:11.6.2-runtime-ubuntu20.04\n"
+                                   "RUN apt-get install -y libnccl2=2.12.12-1+cuda11.6\n")
+    _write(tmp_path, "compose.yaml", """services:
+  known:
+    image: nvidia/cuda:12.2.2-runtime-ubuntu22.04
+    build: .
+    environment:
+      NCCL_NVLS_ENABLE: "1"
+      NCCL_MNNVL_ENABLE: "1"
+  unknown:
+    image: myorg/trainer
+    build: .
+    environment:
+      NCCL_NVLS_ENABLE: "1"
+""")
+    result, findings = _env002(["compose.yaml", "Dockerfile"], monkeypatch, tmp_path)
+    # NCCL_NVLS_ENABLE: 2.18.5 and 2.19.3 (the image) read it, 2.12.12 (the build) does not: nothing is said
+    assert [(f.line, f.message.split(": NCCL reads")[0]) for f in findings] == [
+        (7, "NCCL_MNNVL_ENABLE is not read yet by NCCL 2.12.12 or 2.18.5 or 2.19.3 from Dockerfile:2 apt pin, "
+            "compose.yaml:3 image nvidia/cuda:12.2.2-runtime-ubuntu22.04")]
+    assert any("(service:unknown): judged with assumed NCCL 2.30.7" in n and "compose pulls the image" in n
+               and "nothing is known about the NCCL in myorg/trainer" in n for n in result.notes)
+
+
+@pytest.mark.parametrize("build, why", [
+    ("build: .", "the Dockerfile it builds, Dockerfile, is not among the checked files"),
+    ("build:\n      context: .\n      dockerfile_inline: |\n        FROM nvidia/cuda:11.6.2-runtime-ubuntu20.04",
+     "an inline Dockerfile (dockerfile_inline) is not read"),
+    ("build: https://github.com/org/repo.git#main", "is not a folder here"),
+    ("build:\n      context: .\n      target: missing", "has no stage 'missing'"),
+])
+def test_a_build_whose_dockerfile_is_not_read_leaves_the_version_unknown(tmp_path, monkeypatch, build, why):
+    names = ["compose.yaml"]
+    if "target" in build:
+        _write(tmp_path, "Dockerfile", "FROM nvidia/cuda:11.6.2-runtime-ubuntu20.04 AS run\nENV NCCL_DEBUG=WARN\n")
+        names.append("Dockerfile")
+    _write(tmp_path, "compose.yaml",
+           f"services:\n  train:\n    {build}\n    environment:\n      NCCL_NVLS_ENABLE: \"1\"\n")
+    result, findings = _env002(names, monkeypatch, tmp_path)
+    assert findings == []
+    assert any("(service:train): judged with assumed NCCL 2.30.7" in n and why in n for n in result.notes), result.notes
+
+
+# ---- the version line alone (NCCL_DEBUG=VERSION) ------------------------------------------------
+@pytest.mark.parametrize("text, found", [
+    ("NCCL version 2.18.3+cuda12.2\n", ("2.18.3", 1, 1)),
+    ("Loading model...\nrank 0 ready\nNCCL version 2.11.4+cuda11.4\nstep 10 loss 2.1\n", ("2.11.4", 3, 1)),
+    ("[1,0]<stdout>:NCCL version 2.12.7+cuda11.4\n", ("2.12.7", 1, 15)),  # Open MPI's tag (printf up to 2.22)
+    ("[2025-06-01 10:11:12] NCCL version 2.26.2+cuda12.8\n", ("2.26.2", 1, 23)),  # NCCL_DEBUG_TIMESTAMP_LEVELS=VERSION
+    ("Tested with NCCL version 2.18.3+cuda12.2 on H100.\n", None),  # a sentence
+    ("NCCL version 2.18.3+cuda12.2 is broken on this cluster\n", None),
+    ("Output:\n\n    NCCL version 2.18.3+cuda12.2\n", None),  # an indented sample
+    ("# Notes\n\nThe image prints:\n\n```\nNCCL version 2.18.3+cuda12.2\n```\n", None),  # Markdown
+    ("Example\n=======\n\n.. code-block:: text\n\nNCCL version 2.18.3+cuda12.2\n", None),  # reStructuredText
+    ("[rank0]: DistBackendError: remote process exited, NCCL version 2.27.3\n", None),  # torch's error text
+])
+def test_the_version_line_alone_is_an_nccl_log(tmp_path, text, found):
+    from topolint.inputs.sniff import sniff
+    from topolint.parsers.nccl_log import parse_nccl_log
+
+    assert sniff(text) == ("nccl-log" if found else None)
+    if found:
+        log = parse_nccl_log(read_source("run.out", _write(tmp_path, "run.out", text))).log
+        assert [(v.message, v.loc.line, v.loc.column) for v in log.versions] == [found]
+
+
+def _node_version(paths):
+    from topolint.engine.runner import CheckContext, RunOptions
+    from topolint.inputs.collect import collect
+
+    collection = collect(paths)
+    context = CheckContext(collection.nodes[0], RunOptions(nccl_version=NcclVersion(2, 30, 7)))
+    return context.node_version()
+
+
+def test_a_node_bundles_version_line_is_the_nodes_version(tmp_path, monkeypatch):
+    """CheckContext.node_version() (what the node rules and the fleet read) is the version line of
+    the node's NCCL log, in a bundle (listed in its manifest or not) and in a plain folder."""
+    import json
+
+    shutil.copy(ROOT / "fixtures/samples/dgx-like-2socket-dump.xml", tmp_path / "topo.xml")
+    _write(tmp_path, "train.out", "epoch 0\n[1,0]<stdout>:NCCL version 2.11.4+cuda11.4\n")
+    monkeypatch.chdir(tmp_path)
+    found = _node_version(["."])
+    assert (found.origin, [str(v) for v in found.candidates]) == ("evidence", ["2.11.4"])
+    assert [(s.loc.path, s.loc.line, s.loc.column) for s in found.sources] == [("train.out", 2, 15)]
+    assert found.label() == "NCCL 2.11.4 from train.out:2 NCCL version line"
+    # the node checks judge with it: PXN (NUMA001's relays) exists only from 2.12
+    result = topolint.check(["."], select=["NUMA001"], isolated=True)
+    assert result.findings and {f.severity for f in result.findings} == {"error"}
+
+    bundle = tmp_path / "node17"
+    bundle.mkdir()
+    shutil.copy(ROOT / "fixtures/samples/dgx-like-2socket-dump.xml", bundle / "topo.xml")
+    _write(bundle, "nccl-version.txt", "NCCL version 2.19.3+cuda12.3\n")
+    _write(bundle, "other.log", "NCCL version 2.20.5+cuda12.4\n")  # not in the manifest: read as a walk reads it
+    _write(bundle, "topolint-bundle.json", json.dumps({"topolint_bundle": 1, "host": "node17", "commands": [
+        {"file": "nccl-version.txt", "argv": ["sh", "-c", "NCCL_DEBUG=VERSION ./app"], "status": "ok",
+         "exit_code": 0, "format": "nccl-log"}]}, indent=1))
+    found = _node_version(["node17"])
+    assert [str(v) for v in found.candidates] == ["2.19.3", "2.20.5"] and found.version == NcclVersion(2, 20, 5)
+    assert sorted((s.loc.path, s.loc.line) for s in found.sources) == [("node17/nccl-version.txt", 1),
+                                                                        ("node17/other.log", 1)]
+    assert found.reason == "the node ran several NCCL versions"

@@ -160,8 +160,9 @@ def test_constructed_report_is_valid(tmp_path, monkeypatch, sarif_validator):
 def test_related_location_is_linked_in_message():
     document = cli_sarif(BAD_PXN.relative_to(ROOT))
     result = document["runs"][0]["results"][0]
-    assert result["message"]["text"].endswith(" See [NIC mlx5_0:1](1).")
-    assert [r["id"] for r in result["relatedLocations"]] == [1]
+    # The nearest NIC, then the PXN route to the same NIC (each related line is linked by its entity).
+    assert result["message"]["text"].endswith(" See [NIC mlx5_0:1](1), [NIC mlx5_0:1](2).")
+    assert [r["id"] for r in result["relatedLocations"]] == [1, 2]
     assert result["relatedLocations"][0]["message"]["text"]
     assert result["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] >= 1
 

@@ -76,8 +76,8 @@ def _answers(mc: MatrixContext, version) -> list:
     return ([mc.numa_node(label) for label in view.matrix.columns]
             + [mc.path(g, n) for g in view.gpus for n in view.nics]
             + [mc.nearest_nics(g, version) for g in view.gpus]
-            + [mc.local_gpus(n, version) for n in view.nics]
-            + [mc.relay(n, version) for n in view.nics]
+            + [mc.nccl(version) and mc.nccl(version).relay(g, n) for g in range(len(view.gpus))
+               for n in range(len(view.nics))]
             + [mc.pxn_proxy(g, version) for g in view.gpus]
             + [mc.best_nvlink(g) for g in view.gpus])
 

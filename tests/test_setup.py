@@ -223,11 +223,19 @@ def test_readme_command_lines_run(placeholders, tmp_path):
             found = sorted(FIXTURES.rglob(word))
             if not (placeholders / word).exists() and found:
                 shutil.copy(found[0], placeholders / word)
+        for word in words:  # a fixture named by its path from the repository root, as shipped
+            if word.startswith("fixtures/") and (ROOT / word).exists() and not (placeholders / word).exists():
+                (placeholders / word).parent.mkdir(parents=True, exist_ok=True)
+                copy = shutil.copytree if (ROOT / word).is_dir() else shutil.copy
+                copy(ROOT / word, placeholders / word)
         if not all((placeholders / w).exists() for w in named):
             continue  # names a file no fixture stands in for
         done = subprocess.run(["bash", "-c", command], cwd=placeholders, env=env, capture_output=True, text=True,
                               timeout=300)
         assert done.returncode in (0, 1) and "Traceback" not in done.stderr, f"{command}: {done.stderr}"
-        assert done.stdout or done.stderr, command  # it said something
+        written = [placeholders / w for before, w in zip(words, words[1:]) if before in ("-o", "--output", ">")
+                   and w != "-"]
+        said = done.stdout or done.stderr or (written and all(f.stat().st_size for f in written))
+        assert said, command  # it said something, or wrote what it was asked to
         ran += 1
     assert ran >= 12, commands

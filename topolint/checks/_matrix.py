@@ -52,10 +52,11 @@ class MatrixContext:
         value = row.numa_affinity if row is not None else None
         return value if value else "?"
 
-    def nic_related(self, label: str, message: str) -> Related:
+    def nic_related(self, label: str, message: str, via: tuple[str, ...] | None = None) -> Related:
+        """The NIC's row as a related line; ``via``: it ends the path the finding is about (Related.via)."""
         row = self.view.rows.get(label)
         loc = row.loc if row is not None else self.matrix.header_loc
-        return Related(location=loc, entity=self.nic_entity(label), message=message)
+        return Related(location=loc, entity=self.nic_entity(label), message=message, via=via)
 
     def numa_node(self, label: str) -> str | None:
         """The row's single NUMA node from the NUMA Affinity column; for a NIC without one, the
@@ -123,58 +124,48 @@ class MatrixContext:
             return None, []
         return self.path(gpu, chosen[0]), chosen
 
-    def local_gpus(self, nic: str, version) -> list[str]:
-        """The GPUs at the NIC's best path type, in GPU order (ncclTopoGetLocal, bandwidths equal)."""
-        return list(self._remembered(("local", nic, version), lambda: self._local_gpus(nic, version)))
+    def nccl(self, version):
+        """The end of NCCL's path computation on this matrix (NcclSystem.from_path_types): PXN
+        and the GDR reroute by the version's rows, as for a topology file (model/nccl_version.py
+        pxn_rule, local_net_rule, pxn_relay_needs_gdr), with equal bandwidths for every link of
+        a kind (the matrix shows none) and NVLink bandwidth by NV#. None where NCCL fails the
+        computation (src/graph/topo.cc ncclTopoGetLocalGpu on 2.18.1-2.18.3, "different netMasks")."""
+        return self._remembered(("nccl", version), lambda: self._nccl(version))
 
-    def _local_gpus(self, nic: str, version) -> list[str]:
-        ranked = [(version.rank(p), g) for g in self.view.gpus if (p := self.path(g, nic)) is not None]
-        if not ranked:
-            return []
-        best = min(r for r, _ in ranked)
-        return [g for r, g in ranked if r == best]
+    def _nccl(self, version):
+        from topolint.model.nccl_graph import NcclSystem, TopologyRejected
 
-    def channel_nic(self, gpu: str, channel: int, version) -> str | None:
-        """ncclTopoGetLocalNet on the matrix: the NIC ``gpu`` uses on ``channel``."""
-        _, nets = self.nearest_nics(gpu, version)
-        if not nets:
+        view = self.view
+        gpus, nics = list(view.gpus), list(view.nics)
+        gpu_gpu = {(a, b): ("NVL", nv_count(view.rel(ga, gb))) for a, ga in enumerate(gpus)
+                   for b, gb in enumerate(gpus) if a != b and path_name(view.rel(ga, gb)) == "NVL"}
+        gpu_net = {(g, n): self.path(gpu, nic) for g, gpu in enumerate(gpus) for n, nic in enumerate(nics)}
+        try:
+            return NcclSystem.from_path_types(version, [self._cpu_of(g) for g in gpus],
+                                              [self._cpu_of(n) for n in nics], gpu_gpu, gpu_net)
+        except TopologyRejected:  # 2.18.1-2.18.3: two best GPUs of a NIC with different NIC masks
             return None
-        from topolint.model.nccl_graph import local_net_index
 
-        gpus = self.local_gpus(nets[0], version) or [gpu]
-        return nets[local_net_index(self.view.gpu_index(gpu), len(nets), len(gpus), channel, version)]
-
-    def relay(self, nic: str, version) -> str | None:
-        """ncclTopoGetLocalGpu on the matrix: the NIC's one PXN relay, the first of its best GPUs
-        whose channels use it (src/graph/topo.cc)."""
-        return self._remembered(("relay", nic, version), lambda: self._relay(nic, version))
-
-    def _relay(self, nic: str, version) -> str | None:
-        local = self.local_gpus(nic, version)
-        for channel in range(version.max_channels):
-            for g in local:
-                if self.channel_nic(g, channel, version) == nic:
-                    return g
-        return None
+    def _cpu_of(self, label: str):
+        """The CPU of a row: its NUMA node, else the group PCIe relations join it to."""
+        numa = self.numa_node(label)
+        return numa if numa is not None else ("socket", self.view.socket_groups[label])
 
     def pxn_proxy(self, gpu: str, version) -> tuple[str | None, str | None, bool]:
-        """(relay GPU, NIC) of a PXN route. NCCL's relay for a NIC is that NIC's local GPU
-        (ncclTopoGetLocalGpu), which must reach the NIC at PXB or closer and be a direct NVLink
-        peer (NV#, not through another GPU) of ``gpu`` (src/graph/paths.cc ncclTopoComputePaths).
-        The bool is False when some row is cut so a relay cannot be ruled out."""
-        if not version.has_pxn:
-            return None, None, True
-        peers = self.view.nvlink_peers(gpu)
-        if not peers:
+        """(relay GPU, NIC) of the first NIC NCCL reaches from ``gpu`` by PXN, at this version's
+        rule: the NIC's local GPU (ncclTopoGetLocalGpu) from 2.18, an NVLink peer at PXB that
+        prefers the NIC before (src/graph/paths.cc ncclTopoComputePaths at v2.12.10, v2.12.12,
+        v2.14.3, v2.18.5). The bool is False when some row is cut so a relay cannot be ruled out."""
+        if not version.has_pxn or not self.view.nvlink_peers(gpu):
             return None, None, True
         known = all(self.view.rel(g, n) is not None for g in self.view.gpus for n in self.view.nics)
-        for nic in self.view.nics:
-            relay = self.relay(nic, version)
-            if relay is None or relay == gpu or relay not in peers:
-                continue
-            path = self.path(relay, nic)
-            if path is not None and version.at_most(path, "PXB"):
-                return relay, nic, True
+        nccl, g = self.nccl(version), list(self.view.gpus).index(gpu)
+        if nccl is None:  # NCCL fails ncclTopoGetLocalGpu on these paths: no PXN answer
+            return None, None, False
+        for n, nic in enumerate(self.view.nics):
+            relay = nccl.relay(g, n)
+            if relay is not None:
+                return list(self.view.gpus)[relay], nic, True
         return None, None, known
 
 

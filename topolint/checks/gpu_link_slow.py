@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
+from topolint.checks._nccl_load import describes_the_file_as_written
 from topolint.checks._topology import (
     gpu_label,
     is_hypervisor_bridge,
@@ -35,6 +36,7 @@ def _label(topology, system_gpus: dict, pci) -> tuple[str, str]:
     return (f"NIC {'/'.join(names)}" if names else f"NIC {pci.bus_id}"), "nic"
 
 
+@describes_the_file_as_written
 def check(context, params: Parameters) -> Iterator[Hit]:
     devices = known_devices()
     for lspci in context.node.lspci:

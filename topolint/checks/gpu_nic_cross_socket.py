@@ -5,15 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
+from topolint.checks._nccl_load import describes_the_file_as_written
 from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
 from topolint.checks._topology import (
     fabric_nearest,
     gpu_label,
     gpu_nic_hit,
     gpu_sort_key,
+    net_related,
     xml_then_matrix,
 )
 from topolint.engine.finding import Hit
+from topolint.model.node import gpu_entity
 
 NEEDS = ("topology or matrix",)
 
@@ -22,6 +25,7 @@ class Parameters(CheckParameters):
     pass
 
 
+@describes_the_file_as_written
 def check(context, params: Parameters) -> Iterator[Hit]:
     return xml_then_matrix(context, _xml_hits, _matrix_hits)
 
@@ -53,7 +57,7 @@ def _matrix_hits(context) -> Iterator[Hit]:
             evidence = [f"{cell_where(loc)}: {row.label} to {nic} is {cell}; every NIC of the matrix is "
                         f"{cell} from {row.label}"]
             hit = Hit(entity=mc.gpu_entity(row.label), location=loc, fields=fields, evidence=evidence,
-                      related=[mc.nic_related(nic, f"nearest NIC {fields['nic']}")], variant="matrix")
+                      related=[mc.nic_related(nic, f"nearest NIC {fields['nic']}", via=())], variant="matrix")
             if view.grace:
                 hit.variant, hit.severity = "grace", "info"
                 hit.evidence.append(f"{row.label} has GPU NUMA ID {row.gpu_numa_id}: a Grace (C2C) system, "
@@ -70,6 +74,8 @@ def _matrix_hits(context) -> Iterator[Hit]:
                                     f"and reaches it at {view.rel(proxy, proxy_nic)}")
                 hit.evidence.append("the matrix shows no bandwidths: the relay is chosen as NCCL would with "
                                     "equal link bandwidths")
+                hit.related.append(mc.nic_related(proxy_nic, f"PXN route to {hit.fields['proxy_nic']} through "
+                                                             f"{hit.fields['proxy']}", via=(mc.gpu_entity(proxy),)))
             elif not known:
                 continue  # a peer's row was cut: a PXN route cannot be ruled out
             else:
@@ -100,4 +106,7 @@ def _xml_hits(context) -> Iterator[Hit]:
                 hit.fields["proxy_nic"] = system.net_label(proxy_net)
                 hit.evidence.append(f"PXN: {gpu_label(proxy)} ({proxy.bus_id}) is an NVLink peer that "
                                     f"reaches {hit.fields['proxy_nic']} at PXB or closer")
+                hit.related.append(net_related(context.node.name, system, proxy_net,
+                                               f"PXN route to {hit.fields['proxy_nic']} through {gpu_label(proxy)}",
+                                               via=(gpu_entity(context.node.name, proxy.bus_id),)))
             yield hit

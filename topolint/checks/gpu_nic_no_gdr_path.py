@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
+from topolint.checks._nccl_load import describes_the_file_as_written
 from topolint.checks._matrix import cell_where, gpu_text, matrix_contexts
 from topolint.checks._topology import (
     fabric_nearest,
@@ -40,6 +41,7 @@ def vm_signs(topology, system, fabric: list) -> list[str]:
     return signs
 
 
+@describes_the_file_as_written
 def check(context, params: Parameters) -> Iterator[Hit]:
     return xml_then_matrix(context, _xml_hits, _matrix_hits)
 
@@ -91,7 +93,7 @@ def _matrix_hits(context) -> Iterator[Hit]:
                 f"NCCL_NET_GDR_LEVEL {level} ({source}): GPUDirect RDMA needs the path at {level} or closer",
             ]
             hit = Hit(entity=mc.gpu_entity(row.label), location=loc, fields=fields, evidence=evidence,
-                      related=[mc.nic_related(nic, f"nearest NIC {fields['nic']}")], variant="matrix")
+                      related=[mc.nic_related(nic, f"nearest NIC {fields['nic']}", via=())], variant="matrix")
             if vm:
                 hit.variant = "matrix_vm"
                 hit.fields["vm_signs"] = "every GPU-NIC cell of the matrix is PHB"

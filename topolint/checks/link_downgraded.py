@@ -1,5 +1,6 @@
 """PCIE001: a GPU, NIC or switch port whose PCIe link trained below what both ends support
-(lspci LnkSta against LnkCap, and lspci's own ``(downgraded)`` tag).
+(lspci LnkSta against LnkCap, and lspci's own ``(downgraded)`` tag, which alone, without the
+LnkCap line, is info: lspci compared the status with the device's own capability).
 
 The other end of the link counts: a Gen4 device below a Gen5 port runs at Gen4 by design, so a
 downgrade down to what the other end's LnkCap allows is not this rule. Width loss is a warning;
@@ -71,11 +72,14 @@ def _variant(kind: str, slow: bool, narrow: bool) -> tuple[str, str | None]:
     return "default", None
 
 
+def _sta_line(sta) -> str:
+    return (f"{where(sta.loc)}: LnkSta: Speed {sta.speed_text}" + (f" ({sta.speed_flag})" if sta.speed_flag else "")
+            + f", Width x{sta.width}" + (f" ({sta.width_flag})" if sta.width_flag else ""))
+
+
 def _evidence(device, other, tree: PciTree) -> list[str]:
     cap, sta = device.lnk_cap, device.lnk_sta
-    lines = [f"{where(cap.loc)}: LnkCap: Speed {cap.speed_text}, Width x{cap.width}",
-             f"{where(sta.loc)}: LnkSta: Speed {sta.speed_text}" + (f" ({sta.speed_flag})" if sta.speed_flag else "")
-             + f", Width x{sta.width}" + (f" ({sta.width_flag})" if sta.width_flag else "")]
+    lines = [f"{where(cap.loc)}: LnkCap: Speed {cap.speed_text}, Width x{cap.width}", _sta_line(sta)]
     if other is not None:
         lines.append(f"{where(other.lnk_cap.loc)}: the other end of the link, {other.address}, supports "
                      f"Speed {other.lnk_cap.speed_text}, Width x{other.lnk_cap.width}")
@@ -89,10 +93,58 @@ def _evidence(device, other, tree: PciTree) -> list[str]:
     return lines
 
 
+def _marked(sta) -> str | None:
+    """What lspci itself marks "(downgraded)" on a LnkSta line, speed and width each by name."""
+    slow, narrow = sta.speed_flag == "downgraded", sta.width_flag == "downgraded"
+    if slow and narrow:
+        return f"both the speed {sta.speed_text} and the width x{sta.width}"
+    if slow:
+        return f"the speed {sta.speed_text}"
+    return f"the width x{sta.width}" if narrow else None
+
+
+def _annotated_hit(node: str, device, tree: PciTree) -> Hit | None:
+    """A LnkSta line that lspci marked "(downgraded)" without its LnkCap line in the input (an
+    excerpt). lspci prints the mark when the link status is below the device's own LnkCap
+    (pciutils ls-caps.c cap_express_link, link_compare: "downgraded" from 3.6.0; from 3.8.0 only
+    as " (downgraded)" and not for root ports, downstream ports and PCIe bridges): evidence that
+    this end trained below what it supports, while what the other end supports stays unknown."""
+    sta = device.lnk_sta
+    marked, narrow = _marked(sta), sta.width_flag == "downgraded"
+    kind = tree.kind(device)
+    if marked is None or kind in ("management", "hypervisor"):
+        return None
+    other = tree.other_end(device)
+    other_cap = other.lnk_cap if other is not None else None
+    if other_cap is not None and (sta.speed_flag != "downgraded" or sta.speed_gts == other_cap.speed_gts) and (
+            sta.width_flag != "downgraded" or sta.width == other_cap.width):
+        return None  # the other end supports no more: the link runs at what it allows (not this rule)
+    fields = {"device": device_label(device, kind), "speed": sta.speed_text, "width": sta.width,
+              "marked": marked, "path": tree.lspci.path, "address": device.address or f"line {sta.loc.line}",
+              "idle": "; GPUs lower the link speed when idle" if kind == "gpu" and not narrow else "",
+              "unknown": "its LnkCap line and the other end of the link are not in the input" if other_cap is None
+              else f"its LnkCap line is not in the input (the other end, {other.address}, supports "
+                   f"{other_cap.speed_text} x{other_cap.width})"}
+    evidence = [_sta_line(sta),
+                "lspci marks a LnkSta value (downgraded) when it is below the device's own LnkCap (pciutils "
+                "ls-caps.c link_compare)",
+                f"no LnkCap line for this device in {tree.lspci.path}: by how much is unknown"]
+    if other_cap is None:
+        evidence.append("the other end of this link is not in the input: the downgrade may be what it supports")
+    return Hit(entity=entity(node, device, kind, tree.lspci.path), location=sta.loc, fields=fields,
+               evidence=evidence, variant="annotated", severity="info")
+
+
 def link_hits(node: str, tree: PciTree) -> Iterator[Hit]:
     for device in tree.lspci.devices:
         cap, sta = device.lnk_cap, device.lnk_sta
-        if cap is None or sta is None or device.capabilities_denied is not None:
+        if sta is None or device.capabilities_denied is not None:
+            continue
+        if cap is None:
+            if sta.width and sta.speed_gts:
+                hit = _annotated_hit(node, device, tree)
+                if hit is not None:
+                    yield hit
             continue
         if not sta.width or not sta.speed_gts:
             continue  # no link (an empty slot: x0, speed unknown)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
+from topolint.checks._nccl_load import describes_the_file_as_written
 from topolint.checks._hwloc_nvlink import (
     counts_known,
     dump_topologies,
@@ -63,6 +64,7 @@ def status_hits(context) -> Iterator[Hit]:
                       variant="inactive", evidence=evidence)
 
 
+@describes_the_file_as_written
 def check(context, params: Parameters) -> Iterator[Hit]:
     node = context.node.name
     seen = set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
+from topolint.checks._nccl_load import describes_the_file_as_written
 from topolint.checks._hwloc_nvlink import counts_known, dump_topologies, hwloc_pattern, index_alias, row_evidence
 from topolint.checks._matrix import gpu_text, matrix_contexts
 from topolint.checks._nvlink import (
@@ -31,6 +32,7 @@ def _join(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+@describes_the_file_as_written
 def check(context, params: Parameters) -> Iterator[Hit]:
     node = context.node.name
     seen = set()

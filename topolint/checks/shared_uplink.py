@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
+from topolint.checks._nccl_load import silent_on_files_nccl_refuses
 from topolint.checks._topology import (
     gpu_label,
     is_hypervisor_bridge,
@@ -44,6 +45,7 @@ def gbps(value: float) -> str:
     return f"{value:.0f}" if value >= 10 else f"{value:.3g}"
 
 
+@silent_on_files_nccl_refuses("PCIE005")
 def check(context, params: Parameters) -> Iterator[Hit]:
     version = context.version
     node = context.node.name

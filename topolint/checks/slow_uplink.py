@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
+from topolint.checks._nccl_load import describes_the_file_as_written
 from topolint.checks._topology import where
 from topolint.engine.finding import Hit, Related
 from topolint.model.facts import PciDevice
@@ -48,6 +49,7 @@ def _label(pci: PciDevice) -> str:
     return f"{names.get(pci.kind, 'device')} {pci.bus_id}"
 
 
+@describes_the_file_as_written
 def check(context, params: Parameters) -> Iterator[Hit]:
     node, version = context.node.name, context.version
     for topology in context.node.topologies:

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from topolint.reporters import Report
 
 SEVERITIES = ("error", "warning", "info")
+DRAWING_FORMATS = ("html", "markdown")  # formats that draw the nodes (drawing/views.py)
+MAX_DRAWN_NODES = 32  # a report draws at most this many nodes: those with the most severe findings first
 
 
 def split_selectors(values: Iterable[str] | str | None) -> list[str]:
@@ -88,6 +90,8 @@ class CheckResult:
     notes: list[str] = field(default_factory=list)  # skipped files, rules that did not run (--verbose)
     messages: list[str] = field(default_factory=list)  # always worth saying: baseline, hidden TL001
     inventories: dict = field(default_factory=dict)  # node -> fleet Inventory, with CheckOptions.inventory
+    options: CheckOptions | None = None  # what ran: the drawings of html and markdown read the inputs again
+    plan: Plan | None = None
 
     @property
     def active(self) -> list[Finding]:
@@ -117,9 +121,15 @@ class CheckResult:
         return EXIT_FINDINGS if self.failing and not exit_zero else EXIT_CLEAN
 
     def render(self, fmt: str = "full") -> str:
+        from dataclasses import replace
+
         from topolint.reporters import render
 
-        return render(fmt, self.report)
+        report = self.report
+        if fmt in DRAWING_FORMATS:
+            pictures, not_drawn = drawings(self, self.active)
+            report = replace(report, pictures=pictures, not_drawn=not_drawn)
+        return render(fmt, report)
 
 
 def _configured(options: CheckOptions, loaded, rules: list):
@@ -374,7 +384,47 @@ def run_check(options: CheckOptions) -> CheckResult:
         read_back = {node.name for node in collection.nodes if node.inventory is not None}
         inventories = {name: inv for name, inv in result.inventories.items() if name not in read_back}
     return CheckResult(findings=findings, report=report, fail_level=plan.fail_level, nccl_version=str(plan.version),
-                       config_path=plan.loaded.path, notes=notes, messages=messages, inventories=inventories)
+                       config_path=plan.loaded.path, notes=notes, messages=messages, inventories=inventories,
+                       options=options, plan=plan)
+
+
+def read_again(result: CheckResult):
+    """The run's inputs read again, parsed (the rules stage drops each node's facts once it is
+    checked, and the cache may spare parsing at all): standard input from the text the run kept."""
+    import io
+
+    from topolint.inputs.collect import collect
+    from topolint.inputs.source import InputBudget
+
+    options, plan = result.options, result.plan
+    if options is None or plan is None:
+        return None
+    stdin = None
+    if "-" in options.paths:
+        kept = result.report.sources.get(options.stdin_filename or "-")
+        stdin = io.BytesIO(kept.text.encode("utf-8") if kept is not None else b"")
+    budget = InputBudget(options.max_total_input) if options.max_total_input else None
+    return collect(_paths(options, plan.excludes), node_name=options.node, stdin_filename=options.stdin_filename,
+                   stdin=stdin, exclude=plan.excludes, topology=plan.topology, budget=budget)
+
+
+def drawings(result: CheckResult, findings: list, limit: int = MAX_DRAWN_NODES) -> tuple[list, int]:
+    """The nodes of a run drawn with ``findings`` marked (drawing/views.py Picture), the nodes with
+    the most severe findings first, at most ``limit``; and how many drawable nodes were left out."""
+    from topolint.drawing.marks import SEVERITY_RANK
+    from topolint.drawing.views import picture
+
+    collection = read_again(result)
+    if collection is None:
+        return [], 0
+    plan = result.plan
+    worst: dict[str, int] = {}
+    for f in findings:
+        worst[f.node] = min(worst.get(f.node, 9), SEVERITY_RANK.get(f.severity, 9))
+    nodes = sorted((n for n in collection.nodes if n.topologies or n.hwloc or n.matrices),
+                   key=lambda n: worst.get(n.name, 9))
+    pictures = [found for found in (picture(node, findings, plan.version) for node in nodes[:limit]) if found]
+    return pictures, max(0, len(nodes) - limit)
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:
@@ -516,7 +566,7 @@ def cli(args) -> int:
         sys.stdout.write(_show_settings(options) if args.show_settings else _show_files(options))
         return EXIT_CLEAN
     if args.statistics and any(fmt not in ("full", "concise", "json") for fmt, _ in outputs):
-        raise UsageError("--statistics prints a table (full or concise) or JSON; not sarif or github")
+        raise UsageError("--statistics prints a table (full or concise) or JSON; not sarif, github, html or markdown")
     if "-" in options.paths and not options.stdin_filename and any(f in ("sarif", "github") for f, _ in outputs):
         raise UsageError("reading stdin for sarif or github output needs --stdin-filename (the file's path in the repository)")
     from topolint.commands import fix
@@ -535,6 +585,8 @@ def cli(args) -> int:
 
 
 def _print_result(result: CheckResult, args, outputs) -> int:
+    from dataclasses import replace
+
     if getattr(args, "inventory", None) is not None:
         from topolint.fleet.files import write_inventories
 
@@ -553,8 +605,13 @@ def _print_result(result: CheckResult, args, outputs) -> int:
         for note in result.notes:
             print(f"topolint: {note}", file=sys.stderr)
         print(f"topolint: assumed NCCL {result.nccl_version}", file=sys.stderr)
+    pictures = None
     for fmt, destination in outputs:
         report = displayed(result, args, destination, fmt)
+        if fmt in DRAWING_FORMATS and not args.statistics:
+            if pictures is None:  # drawn once for every output that shows them
+                pictures = drawings(result, [f for f in report.findings if not f.suppressed])
+            report = replace(report, pictures=pictures[0], not_drawn=pictures[1])
         if args.statistics:
             from topolint.reporters.statistics import render_statistics
 

@@ -75,7 +75,7 @@ def _finding_dict(finding: Finding) -> dict:
     data["autofix"] = finding.autofix.cache_dict() if finding.autofix else None
     data["related"] = [
         {"location": {"path": r.location.path, "line": r.location.line, "column": r.location.column},
-         "entity": r.entity, "message": r.message}
+         "entity": r.entity, "message": r.message, **({"via": list(r.via)} if r.via is not None else {})}
         for r in finding.related
     ]
     return data
@@ -166,7 +166,8 @@ class ResultCache:
             return list(entry["findings"])  # restored when read
         restored = []
         for data in entry["findings"]:
-            related = [Related(location=build(Location, **r["location"]), entity=r["entity"], message=r["message"])
+            related = [Related(location=build(Location, **r["location"]), entity=r["entity"], message=r["message"],
+                               via=tuple(r["via"]) if "via" in r else None)
                        for r in data.pop("related")]
             autofix = Fix.from_dict(data.pop("autofix", None))
             group = FindingGroup.from_dict(data.pop("group", None))
@@ -209,7 +210,9 @@ def _valid_entry(entry) -> bool:
         and _valid_group(f.get("group"))
         and all(isinstance(e, str) for e in f["evidence"])
         and all(_fields_match(r, {"location": (dict,), "entity": _STR, "message": _STR})
-                and _fields_match(r["location"], _LOCATION_FIELDS) for r in f["related"])
+                and _fields_match(r["location"], _LOCATION_FIELDS)
+                and (isinstance(r.get("via", []), list) and all(isinstance(v, str) for v in r.get("via", [])))
+                for r in f["related"])
         and _valid_fix(f["autofix"])
         for f in findings)
 

@@ -18,6 +18,11 @@ class Related:
     location: Location
     entity: str
     message: str
+    # When this is the other end of the path the finding is about (a GPU's nearest NIC): the
+    # entities the path passes on the way, () for none named (the finding's entity to this one
+    # as the model routes it), or a relay such as a PXN GPU. None: another line that matters.
+    # Drawings draw such paths (topolint/drawing/).
+    via: tuple[str, ...] | None = None
 
 
 MAX_GROUP_MEMBERS = 20  # members a group lists; ``total`` counts them all

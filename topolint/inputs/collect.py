@@ -102,6 +102,9 @@ class _Collector:
         self.exclude = exclude  # Path -> bool: files and folders a folder walk skips (config excludes)
         self.defer = defer  # leave machine outputs unparsed until the result cache was asked
         self.spawned: dict[int, list[NodeModel]] = {}  # id(node found in) -> nodes read from inventory files
+        # Dockerfiles with nothing to check but the NCCL of their image: kept aside until a compose
+        # service builds one (absolute path -> (config, source, path, node, the note that skipped it)).
+        self.dormant: dict[str, tuple] = {}
 
     def load(self, source: SourceFile | None, path: str, node: NodeModel, explicit: bool,
              loader=None, hint: str | None = None) -> None:
@@ -240,8 +243,14 @@ class _Collector:
         if config.format == "helm-template":
             return
         if not config.has_content():
-            self.result.notes.append(f"{path}: skipped, {config.format} file with no NCCL settings or launch options")
+            note = f"{path}: skipped, {config.format} file with no NCCL settings or launch options"
+            if config.format == "dockerfile" and config.nccl_sources:
+                self.dormant[os.path.abspath(config.path)] = (config, source, path, node, note)
+            self.result.notes.append(note)
             return
+        self.keep(config, source, path, node)
+
+    def keep(self, config, source: SourceFile, path: str, node: NodeModel) -> None:
         node.sources[source.path] = source
         for sourced in config.included:  # shell `source`: findings point into these files too
             sourced.format = sourced.format or "shell"
@@ -249,6 +258,21 @@ class _Collector:
         self.result.configs.append(config)
         self.result.notes.append(f"{path}: {config.format} config, {len(config.settings)} NCCL settings, "
                                  f"{len(config.launch)} launch facts")
+
+    def revive_built(self) -> None:
+        """The Dockerfiles a compose service builds say which NCCL the service runs with: kept as
+        configs even when they set nothing themselves (model/nccl_in_force.py)."""
+        if not self.dormant:
+            return
+        for config in list(self.result.configs):
+            for source in config.nccl_sources if config.format == "compose" else ():
+                path = source.ref.rpartition("#")[0] if source.kind == "build" else ""
+                found = self.dormant.pop(os.path.abspath(path), None) if path else None
+                if found is not None:
+                    self.result.notes.remove(found[4])
+                    self.keep(*found[:4])
+                    self.result.notes.append(f"{found[2]}: read for the NCCL of the compose service it builds "
+                                             f"({source.where()})")
 
     def problem(self, code: str, path: str, line: int, column: int, message: str, node: str) -> None:
         self.result.problems.append(InputProblem(code, path, line, column, message, node))
@@ -394,6 +418,7 @@ def collect(paths: list[str], node_name: str | None = None, stdin_filename: str 
                 collector.load_file(Path(raw), node, explicit=True)
         collector.result.nodes.insert(0, node)
     collector.place_inventories()
+    collector.revive_built()
     if any(config.format == "envfile" for config in collector.result.configs):
         from topolint.inputs import env_consumers
 

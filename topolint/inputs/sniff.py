@@ -119,9 +119,26 @@ def _nccl_tests(text: str) -> str | None:
     return NCCL_TESTS if _TESTS_MARK.search(text) else None
 
 
+# The version line alone, as NCCL_DEBUG=VERSION prints it: src/init.cc showVersion, VERSION_STRING
+# "NCCL version %d.%d.%d<suffix>+cuda%d.%d", printf'ed up to 2.22 (at every level from VERSION) and
+# logged at NCCL_LOG_VERSION level from 2.23 (src/debug.cc ncclDebugLogV: no host:pid:tid prefix; from
+# 2.26 a "[%F %T] " timestamp when NCCL_DEBUG_TIMESTAMP_LEVELS names VERSION). The whole line, at
+# the start of the line (after a launcher's tag): a sentence or an indented code sample naming a
+# version is not NCCL's output.
+VERSION_LINE = re.compile(r"^" + _LAUNCHER_TAG + r"(?:\[[^\]\n]{1,64}\] )?NCCL version \d+\.\d+\.\d+[0-9A-Za-z.]{0,16}"
+                          r"\+cuda\d+\.\d+[ \t]*\r?$", re.M)
+# Documents that quote the line: a Markdown fence or heading, an reStructuredText directive, HTML.
+_DOCUMENT = re.compile(r"^(?:```|~~~|\.\. [a-z-]+::|#{1,6} \S|<(?:!|html|\?xml|[a-z]+[ >]))", re.M | re.I)
+
+
 def _nccl_log(text: str) -> str | None:
-    """NCCL_DEBUG=INFO output: at least one line with NCCL's host:pid:tid [dev] prefix."""
-    return NCCL_LOG if "NCCL " in text and _LOG_LINE.search(text) else None
+    """NCCL_DEBUG=INFO output (at least one line with NCCL's host:pid:tid [dev] prefix), or
+    NCCL_DEBUG=VERSION output: the version line alone, in a file that is not a document."""
+    if "NCCL " not in text:
+        return None
+    if _LOG_LINE.search(text):
+        return NCCL_LOG
+    return NCCL_LOG if VERSION_LINE.search(text) and not _DOCUMENT.search(text) else None
 
 
 INVENTORY = "topolint-inventory"

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from topolint.model.facts import TopologyFile
 from topolint.model.nccl_memory import MemoryFault, NodeMemory, flatten_bcm_switches
-from topolint.model.nccl_version import NcclVersion
+from topolint.model.nccl_version import ALIASES, NcclVersion
 from topolint.model.numbers import c_int, float32, strtol, strtoull
 from topolint.model.nccl_xml import NcclXmlError, read_nccl_xml
 
@@ -34,12 +34,21 @@ _INTER_CPU_BW = {"POWER": 32.0, "ARM": 6.0, "AMD": 16.0, "BDW": 6.0, "SRP": 22.0
 
 
 class TopologyRejected(Exception):
-    """NCCL fails to build the system from this file; the message is NCCL's WARN text.
-    ``undefined``: NCCL's reader misreads the file (undefined behaviour, no single answer)."""
+    """NCCL fails to build the system from this file; the message is NCCL's WARN text ("" where
+    NCCL fails without one: ``detail`` then says what failed).
 
-    def __init__(self, message: str, line: int = 0, undefined: bool = False, crash: bool = False):
-        super().__init__(message)
+    ``stage``: "xml" (src/graph/xml.cc, ``line`` where the reader stopped, ``within`` the line
+    of the top-level element it was reading), "system" (topo.cc ncclTopoGetSystemFromXml;
+    ``line`` the element's, when it is one NCCL never fills in) or "paths" (paths.cc).
+    ``undefined``: NCCL reads memory it does not own (no single answer); ``crash``: NCCL's code
+    crashes or never returns. ``misreads``: single-quoted values NCCL read to the next double
+    quote before it stopped (model/nccl_xml.py Misread)."""
+
+    def __init__(self, message: str, line: int = 0, undefined: bool = False, crash: bool = False,
+                 stage: str = "system", within: int | None = None, misreads: tuple = (), detail: str = ""):
+        super().__init__(message or detail)
         self.message, self.line, self.undefined, self.crash = message, line, undefined, crash
+        self.stage, self.within, self.misreads, self.detail = stage, within, misreads, detail or message
 
 
 @dataclass(eq=False)
@@ -125,8 +134,75 @@ class NcclSystem:
         self._local_memo: dict = {}
         self._local_gpu_memo: dict = {}
         self.flattened = 0  # Broadcom sub-switches merged (ncclTopoFlattenBcmSwitches)
-        self._build()
-        self._compute_paths()
+        self.misreads: list = []  # single-quoted values read to the next double quote (<= 2.26)
+        try:
+            self._build()
+            self._compute_paths()
+        except TopologyRejected as error:
+            error.misreads = error.misreads or tuple(self.misreads)  # misread, then refused later
+            raise
+
+    @classmethod
+    def from_path_types(cls, version: NcclVersion, gpu_numa: list, net_numa: list, gpu_gpu: dict,
+                        gpu_net: dict) -> "NcclSystem":
+        """The system NCCL would compute for paths known only by type, as a ``topo -m`` matrix
+        gives them: GPUs and NETs in their matrix order (dev = rank = index), ``gpu_gpu[a, b]``
+        ("NVL", NVLink count) for direct NVLink peers, ``gpu_net[g, n]`` a path name (None:
+        unknown, DIS to NCCL), a CPU per NUMA node of ``gpu_numa``/``net_numa``. Every link of a
+        kind has one bandwidth, GPUDirect is assumed on, and what ncclTopoSetPaths would leave is
+        taken as given: only the end of ncclTopoComputePaths runs (``_route_nets``: PXN by the
+        version's pxn_rule and local_net_rule rows, the GDR reroute), so a matrix meets the same
+        rows as a file. P2P reroutes only paths between GPUs that NVLink does not join, and the
+        P2C merge needs a C2C path, which a matrix does not show: neither changes a PXN answer."""
+        self = cls.__new__(cls)
+        self.topology, self.version, self.env = None, version, {}
+        self.order = version.path_order
+        self.rank_of_type = {name: i for i, name in enumerate(self.order)}
+        self.nodes = {t: [] for t in (GPU, PCI, NVS, CPU, NIC, NET)}
+        self._local_memo, self._local_gpu_memo, self.flattened, self.misreads = {}, {}, 0, []
+        numas = list(dict.fromkeys(list(gpu_numa) + list(net_numa)))
+        for numa in numas:
+            self.create(CPU, numa, arch=None, vendor=None, model=None, numa=numa)
+        for g in range(len(gpu_numa)):
+            self.create(GPU, g, dev=g, rank=g, sm=0, gdr=1, mlopart=False, bus=str(g))
+        for n in range(len(net_numa)):
+            self.create(NET, n, dev=n, gdr=1, bw=_MATRIX_BW)
+        t = self.t
+
+        def path(type_name: str | None, count: int, bw: float = _MATRIX_BW, hops: tuple = ()) -> PathInfo:
+            if type_name is None:
+                return PathInfo(t("DIS"), 0.0, 0)
+            return PathInfo(t(ALIASES.get(type_name, type_name)), bw, count, hops)
+
+        def to_cpus(numa) -> list[PathInfo]:
+            return [path("PHB", 2) if c == numa else path("SYS", 3) for c in numas]
+
+        gpus, nets, cpus = self.nodes[GPU], self.nodes[NET], self.nodes[CPU]
+        for g, gpu in enumerate(gpus):
+            row = []
+            for p, peer in enumerate(gpus):
+                link = gpu_gpu.get((g, p))
+                if p == g:
+                    row.append(PathInfo(t("LOC"), LOC_BW, 0))
+                elif link is not None:
+                    row.append(path("NVL", 1, float32(link[1]), (Link(LINK_NVL, peer, float32(link[1])),)))
+                else:
+                    row.append(path("SYS", 3))  # not NVLink: P2P or not, never a relay
+            gpu.paths = {GPU: row, NET: [path(gpu_net.get((g, n)), 3) for n in range(len(nets))],
+                         CPU: to_cpus(gpu_numa[g])}
+        for n, net in enumerate(nets):
+            net.paths = {GPU: [path(gpu_net.get((g, n)), 3) for g in range(len(gpus))], CPU: to_cpus(net_numa[n])}
+        for cpu in cpus:
+            cpu.paths = {GPU: [path("PHB" if gpu_numa[g] == cpu.id else "SYS", 2) for g in range(len(gpus))],
+                         NET: [path("PHB" if net_numa[n] == cpu.id else "SYS", 2) for n in range(len(nets))]}
+        self._route_nets()
+        return self
+
+    def relay(self, g: int, n: int) -> int | None:
+        """The GPU index NCCL proxies GPU ``g``'s traffic to NET ``n`` through (PXN), or None."""
+        if self.nodes[GPU][g].paths[NET][n].type != self.t("PXN"):
+            return None
+        return self.intermediate(g, n)
 
     def release(self) -> None:
         """Break the graph's cycles (node -> link -> node, paths -> links) so that reference
@@ -178,10 +254,14 @@ class NcclSystem:
         topo = self.topology
         data = (b"\xef\xbb\xbf" if topo.bom else b"") + topo.text.encode("utf-8")
         try:
-            elements = read_nccl_xml(data, topo.path, self.version)
+            elements = read_nccl_xml(data, topo.path, self.version, self.misreads)
         except NcclXmlError as error:
-            raise TopologyRejected(error.message, error.line, error.undefined) from None
+            raise TopologyRejected(error.message, error.line, error.undefined, stage="xml", within=error.within,
+                                   misreads=error.misreads) from None
         if elements is None:
+            if not self.version.behaviour("system_node_checked"):  # topNode NULL, dereferenced
+                raise TopologyRejected("", crash=True, detail="a file without <system>: ncclTopoGetSystemFromXml "
+                                                                "dereferences a NULL topNode (NCCL crashes)")
             raise TopologyRejected("ncclTopoGetSystemFromXml: system node not found in XML")
         for cpu_el in elements.kids("cpu"):
             self._add_cpu(cpu_el)
@@ -326,16 +406,18 @@ class NcclSystem:
 
     def _add_nvlinks(self, root) -> None:
         """ncclTopoAddNvLinks: count x per-link bandwidth to the target GPU, the CPU or the switch."""
-        for gpu_el in root.descendants("gpu"):
+        for parent_bus, gpu_el in _gpus_with_parent_bus(root):
             gpu = self._gpu_for_element(gpu_el)
             for nv in gpu_el.kids("nvlink"):
                 if gpu is None:  # e.g. its <pci> was skipped (a <gpu> without rank)
-                    raise TopologyRejected("Add NVLink error : could not find GPU")
-                count = _c_int(nv.attrs.get("count"), "count", "nvlink")
-                target_type = _pci_class_type(_c_str(nv.attrs.get("tclass"), "tclass", "nvlink"))
+                    raise self._gpu_missing(0, parent_bus)
+                with _AtElement(nv):
+                    count = _c_int(nv.attrs.get("count"), "count", "nvlink")
+                    target_type = _pci_class_type(_c_str(nv.attrs.get("tclass"), "tclass", "nvlink"))
                 bw = float32(count * float32(self.version.nvlink_bw(gpu.attrs["sm"])))
                 if target_type == GPU:
-                    target = _bus_int(_c_str(nv.attrs.get("target"), "target", "nvlink"))
+                    with _AtElement(nv):
+                        target = _bus_int(_c_str(nv.attrs.get("target"), "target", "nvlink"))
                     remote = self.find(GPU, target)
                     if remote is not None:
                         self.connect(gpu, remote, LINK_NVL, bw)
@@ -351,13 +433,14 @@ class NcclSystem:
     def _add_c2c(self, root) -> None:
         if not self.version.behaviour("c2c_links"):
             return
-        for gpu_el in root.descendants("gpu"):
+        for parent_bus, gpu_el in _gpus_with_parent_bus(root):
             gpu = self._gpu_for_element(gpu_el)
             for c2c in gpu_el.kids("c2c"):
                 if gpu is None:
-                    raise TopologyRejected("Add C2C error : could not find GPU")
-                count = _c_int(c2c.attrs.get("count"), "count", "c2c")
-                bw_mbps = _c_int(c2c.attrs.get("bw"), "bw", "c2c")
+                    raise self._gpu_missing(1, parent_bus)
+                with _AtElement(c2c):
+                    count = _c_int(c2c.attrs.get("count"), "count", "c2c")
+                    bw_mbps = _c_int(c2c.attrs.get("bw"), "bw", "c2c")
                 bw = float32((bw_mbps * count) / 1000.0)
                 cpu = self._local_cpu_of(gpu)
                 link_type = LINK_C2C if "C2C" in self.rank_of_type else LINK_NVL  # before 2.26: an NVLink
@@ -369,12 +452,20 @@ class NcclSystem:
         """ncclTopoAddPciLinks: a LOC link from the switch holding <pcilink> to its target switch."""
         for pci_el in root.descendants("pci"):
             for link_el in pci_el.kids("pcilink"):
-                switch = self.find(PCI, _bus_int(pci_el.attrs.get("busid") or ""))
+                bus = _bus_int(pci_el.attrs.get("busid") or "")
+                switch = self.find(PCI, bus)
                 if switch is None:
-                    raise TopologyRejected(f"Add PCI Link error : could not find PCI SW {pci_el.attrs.get('busid')}")
-                target = self.find(PCI, _bus_int(_c_str(link_el.attrs.get("target"), "target", "pcilink")))
+                    raise TopologyRejected(f"Add PCI Link error : could not find PCI SW {bus:x}")
+                with _AtElement(link_el):
+                    target = self.find(PCI, _bus_int(_c_str(link_el.attrs.get("target"), "target", "pcilink")))
                 if target is not None:
                     self.connect(switch, target, LINK_LOC, LOC_BW)
+
+    def _gpu_missing(self, which: int, parent_bus: str) -> TopologyRejected:
+        """ncclTopoAddNvLinks (0) / ncclTopoAddC2c (1): no GPU (DEV from 2.30.3) has the bus id of
+        the <gpu>'s nearest parent with a busid; the WARN names it as the version prints it."""
+        text = self.version.behaviour("gpu_link_missing_warn")[which]
+        return TopologyRejected(text.format(id=_bus_int(parent_bus), bus=parent_bus))
 
     def _bcm_gen(self, device: int, level: int) -> int:
         if device & 0xFFFFFFFFFFFFF000 == 0x1000C0101000A000:
@@ -400,7 +491,7 @@ class NcclSystem:
                 memory.sort((CPU, a), None)
             memory.hand_back()
         except MemoryFault as fault:
-            raise TopologyRejected(fault.message, crash=fault.crash) from None
+            raise TopologyRejected(fault.message, crash=fault.crash, detail=fault.detail) from None
 
     def _inter_cpu_bw(self, cpu: Node) -> float:
         arch, vendor, model = cpu.attrs["arch"], cpu.attrs["vendor"], cpu.attrs["model"]
@@ -417,6 +508,21 @@ class NcclSystem:
         return LOC_BW
 
     # ---- paths (src/graph/paths.cc) -------------------------------------------------------------
+    def _node_text(self, node: Node) -> str:
+        """A node as NCCL's WARN texts print it, ``%d/%lx``: its type number and id. A GPU here
+        stands for its DEV node from 2.30.3 (the node PCI and NVLinks link to); NCCL_TOPO_ID
+        keeps the low 56 bits of an id (one host: system id 0)."""
+        number = _TYPE_NUMBERS[node.type]
+        if node.type == GPU and node.attrs.get("dev_gpu") is None and self.version.behaviour("dev_node_type"):
+            number = self.version.behaviour("dev_node_type")
+        node_id = node.id[1] if isinstance(node.id, tuple) else node.id  # NIC: (NUMA, bus), NUMA masked off
+        return f"{number}/{node_id & _LOCAL_ID_MASK:x}"
+
+    def _nlinks(self, node: Node) -> int:
+        """nlinks as NCCL counts it: a DEV node (2.30.3+) has a LOC link to its own GPU too."""
+        own = node.type == GPU and node.attrs.get("dev_gpu") is None and self.version.behaviour("dev_node_type")
+        return len(node.links) + (1 if own else 0)
+
     def index(self, node: Node) -> int:
         return next(i for i, n in enumerate(self.nodes[node.type]) if n is node)
 
@@ -469,7 +575,8 @@ class NcclSystem:
                         reverse = next((ln for ln in rem.links if ln.rem is node), None)
                     if reverse is None:  # e.g. a <pcilink> given on one side only
                         raise TopologyRejected(
-                            f"Failed to find reverse path from remNode {rem.type} to node {node.type}")
+                            f"Failed to find reverse path from remNode {self._node_text(rem)} nlinks "
+                            f"{self._nlinks(rem)} to node {self._node_text(node)}", stage="paths")
                     rem_path.hops = (reverse,) + path.hops
                     rem_path.count = path.count + 1
                     rem_path.bw = bw
@@ -671,10 +778,10 @@ class NcclSystem:
             if best < min_type:
                 local_mask, gpus, min_type = mask, [], best
             if best == min_type:
-                if local_mask and mask != local_mask:
+                if local_mask and mask != local_mask:  # the format string ends in "\n" (topo.cc)
                     raise TopologyRejected(
                         f"Gpus {h} and {gpus[-1]} both have a type of {min_type} with net {net_id} yet have "
-                        f"different netMasks of {_mask_hex(mask)} and {_mask_hex(local_mask)}")
+                        f"different netMasks of {_mask_hex(mask)} and {_mask_hex(local_mask)}\n", stage="paths")
                 gpus.append(h)
         if not local_mask:
             return -1
@@ -758,7 +865,7 @@ class NcclSystem:
                 if node.attrs.get("dev_gpu") is None:
                     self._set_paths(node)
         self._copy_dev_sibling_paths()
-        gpus, nets = self.nodes[GPU], self.nodes[NET]
+        gpus = self.nodes[GPU]
         # What ncclTopoSetPaths gives each GPU, before P2P, PXN and GDR reroute paths through a
         # CPU or a relay: the hardware's paths, which topolint's rules judge (System.raw_paths).
         self.set_paths = [{kind: [(p.type, p.bw, p.count) for p in gpu.paths.get(kind, ())]
@@ -768,6 +875,12 @@ class NcclSystem:
                 if not self.p2p(p, g):
                     cpu = self.local_cpu(g)
                     self._inter_step(CPU, cpu, GPU, p, GPU, g)
+        self._route_nets()
+
+    def _route_nets(self) -> None:
+        """The end of ncclTopoComputePaths: the P2C merge, then per NET and GPU the PXN rule of
+        the version and the reroute through the CPU when GDR fails."""
+        gpus, nets = self.nodes[GPU], self.nodes[NET]
         self._merge_p2c()
         pxn_disabled = self.param("PXN_DISABLE", 0) == 1 or self.version.behaviour("pxn_rule") is None
         for n, net in enumerate(nets):
@@ -881,6 +994,41 @@ class NcclSystem:
         return self.order[index]
 
 
+_MATRIX_BW = 12.0  # one bandwidth for every PCIe path of a matrix (it shows none)
+_TYPE_NUMBERS = {GPU: 0, PCI: 1, NVS: 2, CPU: 3, NIC: 4, NET: 5}  # src/graph/topo.h
+_LOCAL_ID_MASK = 0x00FFFFFFFFFFFFFF  # NCCL_TOPO_ID_LOCAL_ID_MASK
+
+
+class _AtElement:
+    """Gives an attribute error of an element NCCL never fills in (<nvlink>, <c2c>, <pcilink>)
+    that element's line."""
+
+    def __init__(self, element):
+        self.element = element
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if isinstance(error, TopologyRejected) and not error.line and self.element.loc is not None:
+            error.line = self.element.loc.line
+        return False
+
+
+def _gpus_with_parent_bus(root) -> list[tuple[str, object]]:
+    """Each <gpu> with the busid of its nearest ancestor that has one (ncclTopoAddNvLinks passes
+    ``busId ? busId : parentBusId`` down), in document order (iterative: nesting is unbounded)."""
+    out, stack = [], [(root, "")]
+    while stack:
+        node, bus = stack.pop()
+        bus = node.attrs.get("busid") or bus
+        for child in reversed(node.children):
+            stack.append((child, bus))
+        if node.name == "gpu":
+            out.append((bus, node))
+    return out
+
+
 def _copy_path(path: PathInfo) -> PathInfo:
     return PathInfo(path.type, path.bw, path.count, path.hops)
 
@@ -955,14 +1103,20 @@ def renamed_text(text: str) -> str:
     return "".join(pieces)
 
 
-def check_loads(topology: TopologyFile, version: NcclVersion) -> None:
+def check_loads(topology: TopologyFile, version: NcclVersion) -> tuple:
     """Raises TopologyRejected as ``NcclSystem(topology, version)`` would, building the system
-    only for a file that differs from every accepted one in more than renameable values."""
+    only for a file that differs from every accepted one in more than renameable values.
+    Returns the values NCCL misread in a file it accepts (model/nccl_xml.py Misread; usually
+    none, and only a file without them is remembered as accepted)."""
     key = renamed_digest(topology, version)
     if key in _ACCEPTED:
-        return
-    NcclSystem(topology, version).release()  # only the answer is kept
-    _ACCEPTED.add(key)
+        return ()
+    system = NcclSystem(topology, version)
+    misreads = tuple(system.misreads)
+    system.release()  # only the answer is kept
+    if not misreads:
+        _ACCEPTED.add(key)
+    return misreads
 
 
 def local_net_index(dev: int, net_count: int, gpu_count: int, channel: int, version: NcclVersion) -> int:

@@ -14,6 +14,9 @@ A job is the files that launch one workload together, as far as the files themse
   then with what the file itself installs or loads (``pip install``, ``module load``);
 - a ``docker run IMAGE`` / ``srun --container-image IMAGE`` step runs with that image, and only
   what the step itself installs;
+- a Kubernetes container runs its ``image``; a ConfigMap's settings run in the containers that
+  take it through ``envFrom``; a compose service runs its ``image`` or the Dockerfile stage its
+  ``build`` names (both candidates when it has both: Compose pulls the image when it can);
 - anything else is judged by what its own file installs, else by the configured or default
   version (``--verbose`` says so).
 
@@ -28,9 +31,11 @@ each; an unknown candidate leaves the configured or default version in force.
 
 from __future__ import annotations
 
+import os
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, on_one_path, scope_contains
 from topolint.model.nccl_sources import (ENVIRONMENT, LIBRARY_PATH, NO_FRAMEWORK, SYSTEM, SYSTEM_LINKED,
                                          UNKNOWN_IMAGE, NcclSource)
@@ -63,6 +68,7 @@ class VersionInForce:
     reason: str = ""  # why the winner won ("the pip wheel is installed over the image's NCCL 2.19.3")
     unsettled: str = ""  # why the evidence names no version (then the configured or default one is in force)
     configured: Configured | None = None
+    won: int = 0  # how many of ``sources`` (the first ones) name the candidates
 
     @property
     def judged(self) -> tuple[NcclVersion, ...]:
@@ -74,7 +80,7 @@ class VersionInForce:
         if self.origin != EVIDENCE:
             return self.configured.label() if self.configured else f"NCCL {self.version}"
         said = " or ".join(str(v) for v in self.candidates)
-        winners = [s for s in self.sources[:len(self.candidates) or 1] if s.versions]
+        winners = [s for s in self.sources[:self.won or len(self.candidates) or 1] if s.versions]
         origin = ", ".join(dict.fromkeys(s.label() for s in winners)) or "the inputs"
         return f"NCCL {said} from {origin}"
 
@@ -85,8 +91,9 @@ class VersionInForce:
             lines.append(f"NCCL version: the inputs do not settle it: {self.unsettled}")
         for source in self.sources:
             what = source.detail or source.unknown or "no NCCL"
-            lines.append(f"NCCL source: {source.label()}: {source.written}: {what}"
-                         + (f" (via {source.via})" if source.via else ""))
+            label = source.label()
+            named = label if label.endswith(" " + source.written) else f"{label}: {source.written}"
+            lines.append(f"NCCL source: {named}: {what}" + (f" (via {source.via})" if source.via else ""))
         return lines
 
 
@@ -121,7 +128,7 @@ class _Job:
 
     def apply(self, source: NcclSource, stages: dict[str, "_Job"]) -> None:
         self.read.append(source)
-        if source.kind == "image":
+        if source.kind == "image" or source.kind == "build":  # a build: only one whose Dockerfile is unknown
             self.layers, self.replaced = {}, []
             self.framework, self.framework_from_env = source.framework, False
             if source.versions or source.unknown:
@@ -164,13 +171,15 @@ class _Job:
                                           "loads (NGC frameworks load the system NCCL)")
             over = f"installed over {_said(system)}: the framework installed from pip or conda loads it" \
                 if system is not None else ""
+            if env.sources[0].kind in ("image", "build"):  # nothing installed over an unknown image
+                over = "the image may bring a framework with an NCCL of its own"
             return env.versions, env.sources, over
         if path is not None:
             over = f"first on LD_LIBRARY_PATH, before {_said(system)}" if system is not None else \
                 "first on LD_LIBRARY_PATH"
             return path.versions, path.sources, over
         if self.framework == UNKNOWN_IMAGE:
-            image = next((s for s in self.read if s.kind == "image"), None)
+            image = next((s for s in self.read if s.kind in ("image", "build")), None)
             return None, (image,) if image else (), "the base image may bring a framework with an NCCL of its own"
         if system is not None:
             return system.versions, system.sources, "; ".join(self.replaced)
@@ -200,9 +209,23 @@ class JobIndex:
     def __init__(self, configs: list[ConfigFile]):
         self.stages: dict[tuple[str, str], _Job] = {}  # (Dockerfile path, stage scope) -> its job
         self.copied: dict[str, list[tuple[ConfigFile, str, object]]] = {}  # file path -> (Dockerfile, stage, loc)
+        self.dockerfiles: dict[str, ConfigFile] = {}  # absolute path -> the Dockerfile (compose builds)
+        self.env_from: dict[str, list[tuple[ConfigFile, str, object]]] = {}  # "ConfigMap/x" -> (file, container, loc)
+        self.containers: dict[tuple[str, str], list[NcclSource]] = {}  # (file, container scope) -> its image, build
+        self.container_jobs: dict[tuple[str, str], tuple[list[_Job], list[str]]] = {}  # computed once per container
         for config in configs:
+            if config.format in ("kubernetes", "compose"):
+                for source in config.nccl_sources:  # a container's image, then what its command installs
+                    owner = _container_of(config, source.scope)
+                    if owner is not None:
+                        self.containers.setdefault((config.path, owner), []).append(source)
+            if config.format == "kubernetes":
+                for fact in config.launch:
+                    if fact.kind == cfg.ENV_FROM:
+                        self.env_from.setdefault(fact.value, []).append((config, fact.scope, fact.loc))
             if config.format != "dockerfile":
                 continue
+            self.dockerfiles[os.path.abspath(config.path)] = config
             jobs: dict[str, _Job] = {}
             for scope in [s for s in config.scopes if s.startswith("stage:")]:
                 job = _Job()
@@ -226,6 +249,12 @@ class JobIndex:
                 if _stage(source.scope) == stage and (line is None or source.loc.line <= line):
                     job.apply(source, stages)  # a RUN's installs persist in the image
             return [job], []
+        owner = _container_of(config, scope) if config.format in ("kubernetes", "compose") else None
+        if owner is not None or scope in config.names:
+            key = (config.path, owner or scope)
+            if key not in self.container_jobs:
+                self.container_jobs[key] = self._container_jobs(config, owner or scope, 0)
+            return self.container_jobs[key]
         own = [s for s in config.nccl_sources if _applies(s, scope)]
         images = [s for s in own if s.kind == "image" and scope_contains(s.scope, scope)]
         if images:  # docker run IMAGE / srun --container-image: the step runs in that image only
@@ -253,6 +282,71 @@ class JobIndex:
                 notes.append("no file installs its NCCL and no Dockerfile copies it by name")
         return jobs, notes
 
+    def _container_jobs(self, config: ConfigFile, scope: str, depth: int) -> tuple[list[_Job], list[str]]:
+        """A container's (or compose service's) jobs: its image, the Dockerfile stage it builds;
+        for a ConfigMap or Secret, the jobs of the containers that take it through envFrom."""
+        if scope in config.names:
+            takers = self.env_from.get(scope, []) if depth == 0 else []
+            if not takers:
+                return [_Job()], [f"no container in the checked files takes {scope} through envFrom"]
+            jobs, notes = [], []
+            for taker, container, loc in takers:
+                found, said = self._container_jobs(taker, _container_of(taker, container) or container, depth + 1)
+                jobs.extend(found)
+                notes.append(f"{scope} is read by {container} through envFrom ({loc.path}:{loc.line})")
+                notes.extend(said)
+            return jobs, list(dict.fromkeys(notes))
+        jobs, notes = [], []
+        sources = self.containers.get((config.path, scope), [])
+        bases = [s for s in sources if s.kind in ("image", "build")]
+        for source in bases:
+            if source.kind == "build":
+                job, note = self._built(source)
+            else:
+                job, note = _Job(), f"the container runs {source.written} ({source.where()})"
+                job.apply(source, {})
+            jobs.append(job)
+            notes.extend([note] if note else [])
+        if len(bases) > 1:
+            notes.append("compose pulls the image when a registry has it and builds otherwise "
+                         "(pull_policy: build always builds)")
+        jobs = jobs or [_Job()]
+        for job in jobs:  # what the command installs runs over the image
+            for source in sources:
+                if source.kind not in ("image", "build"):
+                    job.apply(source, {})
+        return jobs, notes
+
+    def _built(self, source: NcclSource) -> tuple[_Job, str]:
+        """The job of the Dockerfile stage a compose build names (its final stage unless ``target``)."""
+        path, _, target = source.ref.rpartition("#")
+        dockerfile = self.dockerfiles.get(os.path.abspath(path)) if path else None
+        stages = [s for s in dockerfile.scopes if s.startswith("stage:")] if dockerfile is not None else []
+        stage = next((s for s in stages if s[len("stage:"):].lower() == target.lower()), None) if target else \
+            (stages[-1] if stages else None)
+        base = self.stages.get((dockerfile.path, stage)) if dockerfile is not None and stage else None
+        if base is None:
+            why = source.unknown or (f"the Dockerfile it builds, {path}, is not among the checked files"
+                                     if dockerfile is None else f"{path} has no stage {target!r}")
+            job = _Job()
+            job.apply(replace(source, unknown=why, framework=UNKNOWN_IMAGE), {})
+            return job, ""  # the source's own ``unknown`` says why
+        job = base.copy()
+        job.read = [replace(source, detail=f"builds {dockerfile.path} {stage}")] + job.read
+        return job, f"the service is built from {dockerfile.path} {stage} ({source.where()} build)"
+
+
+_CONTAINERS = ("pod", "init", "compose")  # ConfigFile.scopes kinds of a container or compose service
+
+
+def _container_of(config: ConfigFile, scope: str) -> str | None:
+    """The container (or compose service) scope ``scope`` is in: a step of its command, or itself."""
+    while scope:
+        if config.scopes.get(scope) in _CONTAINERS:
+            return scope
+        scope = scope.rpartition("/")[0]
+    return None
+
 
 def _applies(source: NcclSource, scope: str) -> bool:
     if source.kind == "image":
@@ -277,7 +371,7 @@ def _settle(jobs: list[_Job], configured: Configured, notes: list[str]) -> Versi
     if any(a is None for a in answers) or any(a[0] is None for a in answers):
         why = "; ".join(a[2] for a in answers if a and a[2]) or "a source's version is unknown"
         unknown = [s.unknown for s in read if s.unknown]
-        return _configured(configured, read, "; ".join([why] + unknown[:2]))
+        return _configured(configured, read, "; ".join(dict.fromkeys(notes + [why] + unknown[:2])))
     versions = sorted({v for a in answers for v in a[0]}, key=NcclVersion.parse)
     winners = tuple(dict.fromkeys(s for a in answers for s in a[1]))
     reason = "; ".join(dict.fromkeys(a[2] for a in answers if a[2]))
@@ -292,7 +386,8 @@ def _settle(jobs: list[_Job], configured: Configured, notes: list[str]) -> Versi
         disagree = "" if candidates == (configured.version,) else \
             f"the inputs say NCCL {' or '.join(map(str, candidates))}; {configured.named} wins"
         return VersionInForce(configured.version, configured.origin, (), sources, disagree, configured=configured)
-    return VersionInForce(candidates[-1], EVIDENCE, candidates, sources, reason, configured=configured)
+    return VersionInForce(candidates[-1], EVIDENCE, candidates, sources, reason, configured=configured,
+                          won=len(winners))
 
 
 def _configured(configured: Configured, read: tuple, unsettled: str) -> VersionInForce:
@@ -348,4 +443,5 @@ def for_log_lines(sources: list[NcclSource], configured: Configured) -> VersionI
         return VersionInForce(configured.version, configured.origin, (), tuple(sources), disagree,
                               configured=configured)
     reason = "the node ran several NCCL versions" if len(candidates) > 1 else ""
-    return VersionInForce(candidates[-1], EVIDENCE, candidates, tuple(sources), reason, configured=configured)
+    return VersionInForce(candidates[-1], EVIDENCE, candidates, tuple(sources), reason, configured=configured,
+                          won=len(sources))

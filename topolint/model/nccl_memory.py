@@ -27,11 +27,11 @@ NODE_TYPES = ("GPU", "PCI", "NVS", "CPU", "NIC", "NET")
 
 class MemoryFault(Exception):
     """NCCL's code would fail here: ``crash`` for undefined behaviour (endless recursion, a read
-    past the array), else NCCL's WARN text."""
+    past the array), else NCCL's WARN text ("" when NCCL fails without one; ``detail`` says why)."""
 
-    def __init__(self, message: str, crash: bool = False):
-        super().__init__(message)
-        self.message, self.crash = message, crash
+    def __init__(self, message: str, crash: bool = False, detail: str = ""):
+        super().__init__(message or detail)
+        self.message, self.crash, self.detail = message, crash, detail or message
 
 
 @dataclass
@@ -203,8 +203,9 @@ def flatten_bcm_switches(memory: NodeMemory, bcm_gen, gen5: bool, restart_at: in
             memory.drop_link(switch, l)
         for sub_id in sub_ids:
             index = next((i for i in range(memory.count["PCI"]) if memory.arrays["PCI"][i].node.id == sub_id), None)
-            if index is None:  # ncclTopoIdToIndex fails: a sub-switch linked twice (a <pcilink> too)
-                raise MemoryFault("ncclTopoFlattenBcmSwitches: sub-switch not found (linked twice)")
+            if index is None:  # ncclTopoIdToIndex fails (no WARN): a sub-switch linked twice (a <pcilink> too)
+                raise MemoryFault("", detail="ncclTopoFlattenBcmSwitches: ncclTopoIdToIndex finds no sub-switch "
+                                             "(it was linked twice) and fails without a WARN")
             sub = memory.arrays["PCI"][index]
             for slot in sub.slots[:sub.nlinks]:
                 if slot.rem == switch_at:

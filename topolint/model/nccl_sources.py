@@ -11,7 +11,7 @@ nothing is known about); ``unknown`` then says why.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,14 +24,16 @@ SYSTEM = "system"  # the distribution's libnccl (apt/dnf, an image's own package
 LIBRARY_PATH = "library-path"  # LD_LIBRARY_PATH set by an environment module or spack load
 ENVIRONMENT = "environment"  # the Python environment's NCCL (pip wheels, conda)
 IMAGE = "image"  # a base image: fills the layers it ships
-STAGE = "stage"  # FROM <an earlier stage>, or COPY --from=<stage> of NCCL files
+STAGE = "stage"  # FROM <an earlier stage>, COPY --from=<stage> of NCCL files, a compose service's build
 RUNNING = "running"  # a log line printed by the NCCL that ran
 LAYERS = {"apt": SYSTEM, "dnf": SYSTEM, "module": LIBRARY_PATH, "spack": LIBRARY_PATH,
-          "pip-nccl": ENVIRONMENT, "pip-torch": ENVIRONMENT, "conda": ENVIRONMENT,
-          "image": IMAGE, "stage": STAGE, "copy-stage": STAGE, "log": RUNNING}
+          "pip-nccl": ENVIRONMENT, "pip-torch": ENVIRONMENT, "conda": ENVIRONMENT, "pip-file": ENVIRONMENT,
+          "image": IMAGE, "stage": STAGE, "copy-stage": STAGE, "build": STAGE, "log": RUNNING}
 KIND_WORDS = {"apt": "apt pin", "dnf": "dnf/yum pin", "module": "module load", "spack": "spack load",
               "pip-nccl": "pip wheel pin", "pip-torch": "pip torch wheel", "conda": "conda pin",
-              "image": "base image", "stage": "stage", "copy-stage": "COPY --from", "log": "NCCL version line"}
+              "pip-file": "requirements file",
+              "image": "base image", "stage": "stage", "copy-stage": "COPY --from", "build": "build",
+              "log": "NCCL version line"}
 # What an image brings besides its system NCCL.
 NO_FRAMEWORK = "none"  # OS, language and nvidia/cuda images
 SYSTEM_LINKED = "system-linked"  # NGC framework containers: their framework loads the system NCCL
@@ -48,8 +50,9 @@ class NcclSource:
     detail: str = ""  # the table row (and its citation) that gave ``versions``
     unknown: str = ""  # why ``versions`` is empty
     framework: str = NO_FRAMEWORK  # images only: NO_FRAMEWORK, SYSTEM_LINKED or UNKNOWN_IMAGE
-    ref: str = ""  # kind stage / copy-stage: the stage it names
+    ref: str = ""  # kind stage / copy-stage: the stage it names; build: "Dockerfile path#target stage"
     via: str = ""  # how it reached this file: "requirements.txt:3 (pip install -r at Dockerfile:5)"
+    word: str = ""  # what the label calls it instead of KIND_WORDS: "image nvidia/cuda:12.4.1-devel-ubuntu22.04"
 
     @property
     def layer(self) -> str:
@@ -59,8 +62,9 @@ class NcclSource:
         return f"{self.loc.path}:{self.loc.line}"
 
     def label(self) -> str:
-        """``Dockerfile:2 apt pin`` (what the finding cites as the version's origin)."""
-        return f"{self.where()} {KIND_WORDS[self.kind]}"
+        """``Dockerfile:2 apt pin``, ``deploy.yaml:12 image nvidia/cuda:...`` (what the finding cites
+        as the version's origin)."""
+        return f"{self.where()} {self.word or KIND_WORDS[self.kind]}"
 
 
 # ---- versions as packages write them ------------------------------------------------------------
@@ -127,14 +131,20 @@ _CUDA_TAG = re.compile(r"(?P<cuda>\d+\.\d+(?:\.\d+)?)-(?:(?P<cudnn>cudnn\d*)-)?(
 _NGC_TAG = re.compile(r"(?P<release>\d\d\.\d\d)(?:-|$)")
 
 
-def image_source(reference: str, loc: Location, scope: str) -> NcclSource:
-    """What a base image (``FROM``, a container's ``image:``, ``docker run IMAGE``) brings."""
+def image_source(reference: str, loc: Location, scope: str, word: str = "") -> NcclSource:
+    """What a base image (``FROM``, a container's ``image:``, ``docker run IMAGE``) brings;
+    ``word`` names it in labels (``image REF`` for a container's)."""
+    found = _image_source(reference, loc, scope)
+    return replace(found, word=word) if word else found
+
+
+def _image_source(reference: str, loc: Location, scope: str) -> NcclSource:
     name, _, tag = reference.rpartition(":") if ":" in reference.rsplit("/", 1)[-1] else (reference, "", "latest")
     name = name.split("@", 1)[0]
     bare = re.sub(r"^(?:docker\.io/)?(?:library/)?", "", name)
     if "$" in reference:
-        return NcclSource("image", reference, loc, scope, unknown="the image is named by a build argument",
-                          framework=UNKNOWN_IMAGE)
+        return NcclSource("image", reference, loc, scope, framework=UNKNOWN_IMAGE,
+                          unknown="the image is named by a variable (a build argument or an environment value)")
     if bare in plain_images():
         return NcclSource("image", reference, loc, scope, detail=f"{bare}: {plain_images()[bare]}, no NCCL")
     if bare in ("nvidia/cuda", "nvcr.io/nvidia/cuda"):

@@ -22,11 +22,29 @@ NODE_NONE, NODE_OPEN, NODE_CLOSE, NODE_SINGLE = 0, 1, 2, 3
 
 
 class NcclXmlError(Exception):
-    """NCCL's reader fails: ``message`` is its WARN text, ``line`` where it stopped."""
+    """NCCL's reader fails: ``message`` is its WARN text, ``line`` where it stopped, ``within``
+    the line of the top-level element it was reading (None: between elements), ``misreads``
+    the values it read past their end before it stopped (see ``Misread``)."""
 
-    def __init__(self, message: str, line: int, undefined: bool = False):
+    def __init__(self, message: str, line: int, undefined: bool = False, within: int | None = None,
+                 misreads: tuple = ()):
         super().__init__(message)
         self.message, self.line, self.undefined = message, line, undefined
+        self.within, self.misreads = within, misreads
+
+
+class Misread(tuple):
+    """(line, attribute, value): a single-quoted value NCCL 2.26 and older read up to the next
+    double quote (src/graph/xml.cc xmlGetValue at v2.26.6 ends a value at '"' only)."""
+
+    __slots__ = ()
+
+    def __new__(cls, line: int, attribute: str, value: str):
+        return super().__new__(cls, (line, attribute, value))
+
+    line = property(lambda self: self[0])
+    attribute = property(lambda self: self[1])
+    value = property(lambda self: self[2])
 
 
 def _handlers(version: NcclVersion) -> dict[str, tuple[str, ...]]:
@@ -52,6 +70,8 @@ class _Reader:
         self.handlers = _handlers(version)
         self.max_nodes, self.max_subs = version.max_xml_nodes, version.max_xml_children
         self.count = 0
+        self.misreads: list[Misread] = []
+        self.top_line: int | None = None  # the line of the top-level element being read
 
     @property
     def line(self) -> int:
@@ -62,7 +82,7 @@ class _Reader:
         return self._line
 
     def fail(self, message: str, undefined: bool = False):
-        raise NcclXmlError(message, self.line, undefined)
+        raise NcclXmlError(message, self.line, undefined, self.top_line, tuple(self.misreads))
 
     def getc(self, eof_ok: bool = False) -> str | None:
         if self.pos >= len(self.data):
@@ -76,7 +96,7 @@ class _Reader:
     def _text(self, start: int, end: int) -> str:
         return self.data[start:end].decode("latin-1")
 
-    def value(self) -> tuple[str, str]:
+    def value(self, name: str) -> tuple[str, str]:
         """xmlGetValue: a quoted value, then the character after it. From 2.27 the byte at index
         254 after the quote fails ("too long") even when it is the closing quote."""
         c = self.getc()
@@ -84,17 +104,18 @@ class _Reader:
             self.fail("XML Parse : Expected (double) quote.")
         start = self.pos
         if not self.checks_values:
-            # <= 2.26: read up to the next double quote into a 256-byte buffer, unchecked.
-            if c == "'":
-                self.fail("single-quoted value read up to the next double quote: NCCL misreads the file",
-                          undefined=True)
+            # <= 2.26: read up to the next double quote into a 256-byte buffer, unchecked
+            # (src/graph/xml.cc xmlGetValue at v2.26.6), whichever quote opened the value.
             end = self.data.find(b'"', start)
             if end < 0:
                 self.pos = len(self.data)
                 self.fail("XML Parse : Unexpected EOF")
             if end - start >= MAX_STR_LEN + 1:
                 self.pos = end
-                self.fail("value longer than NCCL's 256-byte buffer: undefined behaviour", undefined=True)
+                what = "single-quoted value read up to the next double quote" if c == "'" else "value"
+                self.fail(f"{what} longer than NCCL's 256-byte buffer: undefined behaviour", undefined=True)
+            if c == "'":
+                self.misreads.append(Misread(self.line, name, self._text(start, end)))
             self.pos = end + 1
             return self._text(start, end), self.getc()
         end = self.data.find(c.encode("latin-1"), start)
@@ -128,7 +149,7 @@ class _Reader:
         if c == "=":
             if not want_value:
                 self.fail(f"XML Parse : Unexpected value with name {name}")
-            value, last = self.value()
+            value, last = self.value(name)
             return name, value, last
         return name, None, c
 
@@ -142,8 +163,9 @@ class _Reader:
                 self.fail("XML Parse error : unterminated comment")
             end = end[1:] + c
 
-    def node(self) -> tuple[int, str, dict, int]:
-        """xmlGetNode: (type, name, attributes, line of the '<')."""
+    def node(self, at_top: bool = False) -> tuple[int, str, dict, int]:
+        """xmlGetNode: (type, name, attributes, line of the '<'); ``at_top``: a top-level node,
+        whose line ``top_line`` keeps from its '<' on."""
         while True:
             c = " "
             while c in (" ", "\n", "\r"):
@@ -153,9 +175,13 @@ class _Reader:
             line = self.line
             if c != "<":
                 self.fail(f"XML Parse error : expecting '<', got '{c}'")
+            if at_top:
+                self.top_line = line
             name, _, c = self.token(False)
             if name.startswith("!--"):
                 self.skip_comment(name[3:], c)
+                if at_top:
+                    self.top_line = None
                 continue
             break
         if name == "" and c == "/":
@@ -179,19 +205,28 @@ class _Reader:
         return kind, name, attrs, line
 
     def load_sub(self, head: XmlNode | None, head_kind: int, keep: tuple[str, ...] | None) -> None:
-        """xmlLoadSub; ``keep`` None reads and drops the children (an element no handler knows)."""
+        """xmlLoadSub; ``keep`` None reads and drops the children (an element no handler knows).
+
+        NCCL reads every node into the next free slot of its node array (``xml->nodes +
+        xml->maxIndex``) and keeps the slot only for an element a handler takes, so an ignored
+        element's children are read into the ignored element's own slot, after a memset: below
+        an ignored element any closing tag closes it (it is compared with itself), and at the
+        end of the file NCCL reports it "unterminated" with the name the memset left, none."""
         if head is not None and head_kind == NODE_SINGLE:
             return
         while True:
             if self.count == self.max_nodes:
                 self.fail(f"Error : XML parser is limited to {self.max_nodes} nodes")
-            kind, name, attrs, line = self.node()
+            at_top = head is None
+            if at_top:
+                self.top_line = None
+            kind, name, attrs, line = self.node(at_top)
             if kind == NODE_NONE:
                 if head is not None:
-                    self.fail(f"XML Parse : unterminated {head.name}")
+                    self.fail(f"XML Parse : unterminated {'' if keep is None else head.name}")
                 return
             if head is not None and kind == NODE_CLOSE:
-                if name != head.name:
+                if keep is not None and name != head.name:
                     self.fail(f"XML Mismatch : {head.name} / {name}")
                 return
             if keep is not None and name in keep:
@@ -220,10 +255,13 @@ class _Reader:
             self.fail(f"XML Topology has wrong version {version}, 1 needed")
 
 
-def read_nccl_xml(data: bytes, path: str, version: NcclVersion) -> XmlNode | None:
+def read_nccl_xml(data: bytes, path: str, version: NcclVersion, misreads: list | None = None) -> XmlNode | None:
     """The <system> tree NCCL keeps from ``data`` (None when the file has none); raises
-    NcclXmlError with NCCL's message when NCCL's reader fails."""
+    NcclXmlError with NCCL's message when NCCL's reader fails. ``misreads`` (a list) receives
+    the values NCCL read past their end when it accepts the file."""
     reader = _Reader(data, path, version)
     reader.roots = []
     reader.load_sub(None, NODE_OPEN, reader.handlers[""])
+    if misreads is not None:
+        misreads.extend(reader.misreads)
     return reader.roots[0] if reader.roots else None

@@ -9,7 +9,8 @@ Read (each word keeps its line and column through ``locate``):
 - ``spack install|load|add nccl@2.18.3``; ``module load|add nccl/2.18.3``, ``ml nccl/2.18.3``;
 - ``pip install`` (``pip3``, ``python -m pip``, ``uv pip``): ``nvidia-nccl-cu11|cu12|cu13==V``,
   ``torch==V`` (its wheel's pin, from data/nccl_versions/torch_wheels.tsv), and the same lines in
-  the files of ``-r``/``-c`` (followed 4 deep). A torch from another index (``--index-url``,
+  the files of ``-r``/``-c`` (followed 4 deep; one that cannot be read is a source of unknown
+  version: it may pin torch or an NCCL wheel). A torch from another index (``--index-url``,
   ``--extra-index-url``, ``-f``) or with a local version (``+cu121``) is not PyPI's wheel: its
   NCCL is unknown, never taken from the PyPI row.
 
@@ -158,7 +159,9 @@ class PinReader:
             self.notes.append(f"pip -r {path}: more than {MAX_REQUIREMENT_DEPTH} nested requirement files: not followed")
             return
         opened = self.open_file(path, f"pip -r {path} at {self.at.path}:{self.at.line}")
-        if opened is None:
+        if opened is None:  # it may pin torch or an NCCL wheel: what the environment loads is unknown
+            self.sources.append(NcclSource("pip-file", f"pip install -r {path}", self.at, scope,
+                                           unknown=f"pip install -r {path}: the file is not read here"))
             return
         display, lines, via, loc_of = opened
         for number, text in enumerate(lines, 1):
@@ -180,6 +183,8 @@ class PinReader:
     def _environment_file(self, path: str, scope: str) -> None:
         opened = self.open_file(path, f"conda env -f {path} at {self.at.path}:{self.at.line}")
         if opened is None:
+            self.sources.append(NcclSource("pip-file", f"conda env -f {path}", self.at, scope,
+                                           unknown=f"conda env -f {path}: the file is not read here"))
             return
         display, lines, via, loc_of = opened
         for number, text in enumerate(lines, 1):

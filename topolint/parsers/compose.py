@@ -8,9 +8,18 @@ path, a list of paths, or a list of ``{path, required, format}`` mappings (trans
 env file is read as compose reads a ``.env`` (parsers/envfile.py) and only read: it is reported
 where it sits, never written unless it was given. YAML merge keys (``<<: *template``) are applied
 first, as compose's YAML loader does.
+
+Where a service's NCCL comes from (model/nccl_in_force.py): its ``image``, or the Dockerfile its
+``build`` names (``context``, ``dockerfile``, ``target``: the built stage), then what its
+``entrypoint``/``command`` install. With both, Compose pulls the image when a registry has it and
+builds otherwise (compose-spec build.md "Using build and image"; ``pull_policy: build`` always
+builds): both are then candidates.
 """
 
 from __future__ import annotations
+
+import os
+import posixpath
 
 from topolint.inputs.source import SourceFile
 from topolint.model import config as cfg
@@ -39,13 +48,121 @@ def _setting(config: ConfigFile, name: str, raw: str | None, node, scope: str, c
                                       passthrough=raw is None, **(written or {})))
 
 
+def _build(config: ConfigFile, service, scope: str) -> None:
+    """A service's ``build``: a source naming the Dockerfile and stage it builds (the JobIndex
+    finds that Dockerfile among the checked files, or says the service's NCCL is unknown)."""
+    from topolint.model.nccl_sources import UNKNOWN_IMAGE, NcclSource
+
+    build = get(service, "build")
+    if build is None:
+        return
+    context = scalar(build) if scalar(build) is not None else scalar(get(build, "context")) or "."
+    dockerfile = scalar(get(build, "dockerfile")) or "Dockerfile"
+    target = scalar(get(build, "target")) or ""
+    written = context if scalar(build) is not None else f"context {context}, dockerfile {dockerfile}" + (
+        f", target {target}" if target else "")
+    loc = config.loc(*where(build if scalar(build) is not None else get(build, "context") or build))
+    unknown = ""
+    if get(build, "dockerfile_inline") is not None:
+        unknown, written = "an inline Dockerfile (dockerfile_inline) is not read", "dockerfile_inline"
+    elif "$" in context + dockerfile + target:
+        unknown = "the build names its Dockerfile or stage by a variable"
+    elif "://" in context or context.startswith("git@") or context.endswith(".git"):
+        unknown = f"the build context {context} is not a folder here"
+    if unknown:
+        config.nccl_sources.append(NcclSource("build", written, loc, scope, unknown=unknown, framework=UNKNOWN_IMAGE))
+        return
+    folder = posixpath.dirname(config.path.replace(os.sep, "/"))
+    path = dockerfile if posixpath.isabs(dockerfile) else posixpath.join(folder, context, dockerfile)
+    path = posixpath.normpath(path)
+    config.nccl_sources.append(NcclSource("build", written, loc, scope, ref=f"{path}#{target}"))
+
+
+def _command_pins(config: ConfigFile, nodes: list, scope: str) -> None:
+    """NCCL installs in a service's entrypoint and command: the argv (``["pip", "install",
+    "torch==2.1.0"]``) or the script of ``sh -c SCRIPT``, which run in the container over its
+    image's NCCL. A compose command written as one string is split into words as Compose splits it.
+    ``pip install -r FILE`` there reads a file of the image: its pins are unknown."""
+    from topolint.parsers._bash import Token, statements
+
+    argv: list = []
+    within: dict[int, object] = {}  # id(word) -> Location of the words of a script inside it
+    for node in nodes:
+        if scalar(node) is not None and not is_seq(node):  # compose: command: pip install torch==2.1.0
+            line, column = where(node)
+            shift = 1 if node.style in ("'", '"') else 0
+            for statement in statements(scalar(node), 1)[0] if "\n" not in scalar(node) else []:
+                argv.extend(Token(str(t), line, column + shift + t.column - 1) for t in statement.tokens)
+            continue
+        for item in node.value if is_seq(node) else []:
+            text = scalar(item)
+            if text is None:
+                continue
+            line, column = where(item)
+            word = Token(text, line, column)
+            block = item.style in ("|", ">")
+            shift = 0 if block or not item.style else 1  # a quoted scalar's text starts after its quote
+            within[id(word)] = (lambda w, line=line, column=column, block=block, shift=shift:
+                                config.loc(line + w.line, 0) if block else config.loc(line, column + shift + w.column - 1))
+            argv.append(word)
+    _argv_pins(config, argv, lambda w: within.get(id(w)) or _fixed(config, w), scope, 0)
+
+
+def _argv_pins(config: ConfigFile, words: list, inside, scope: str, depth: int) -> None:
+    """One command's words: a pin command, or ``sh -c SCRIPT`` (its script read in turn).
+    ``inside(word)`` locates the words of a script that ``word`` holds."""
+    from topolint.parsers._bash import statements
+    from topolint.parsers._nccl_pins import PinReader, pin_command
+    from topolint.parsers.kubernetes import _SHELLS
+
+    if not words:
+        return
+    if pin_command(words):
+        PinReader(config.nccl_sources, lambda w: config.loc(w.line, w.column), lambda path, how: None).command(words, scope)
+        return
+    if words[0].rsplit("/", 1)[-1] not in _SHELLS or depth >= 2:
+        return
+    script = next((words[i + 1] for i, w in enumerate(words[:-1]) if w.startswith("-") and w.endswith("c")), None)
+    if script is None or not ("install" in script or "load" in script):
+        return
+    locate = inside(script)
+    for statement in statements(str(script), 1)[0]:
+        found: list = []
+        for token in statement.tokens + [None]:
+            if token is None or token.op:
+                placed = [_placed(t, locate(t)) for t in found]
+                _argv_pins(config, placed, lambda w: _fixed(config, w), scope, depth + 1)
+                found = []
+            else:
+                found.append(token)
+
+
+def _fixed(config: ConfigFile, word):
+    """Locates every word of a script held in ``word`` at ``word`` (a script quoted in a script)."""
+    at = config.loc(word.line, word.column)
+    return lambda inner: at
+
+
+def _placed(token, loc):
+    """``token`` with the line and column it has in the file."""
+    from topolint.parsers._bash import Token
+
+    return Token(str(token), loc.line, loc.column)
+
+
 def read_compose(config: ConfigFile, doc, source: SourceFile | None = None) -> None:
+    from topolint.parsers.kubernetes import container_image
+
     for key_node, service in items(get(doc, "services")):
         service = merged(service)
         scope = f"service:{key_node.value}"
         config.scopes[scope] = "compose"
         here = where(key_node)
         config.launch.append(LaunchFact(cfg.JOB_KIND, "compose", config.loc(*here), scope, "services"))
+        _build(config, service, scope)
+        if get(service, "build") is None or scalar(get(service, "pull_policy")) != "build":
+            container_image(config, get(service, "image"), scope)  # with build, the tag it gets unless pulled
+        _command_pins(config, [get(service, "entrypoint"), get(service, "command")], scope)
         if source is not None:
             for path_node, required in _env_files(get(service, "env_file")):
                 _read_env_file(config, source, path_node, required, scope)

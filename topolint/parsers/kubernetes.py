@@ -5,8 +5,8 @@ such as MPIJob, PyTorchJob and JobSet (replica types and replicated jobs name th
 ConfigMap ``data`` is read too; containers that take it through ``envFrom`` see it. Launch
 facts: ``nvidia.com/gpu``, RDMA device-plugin resources, ``/dev/infiniband`` mounts,
 capabilities, privileged, the ``/dev/shm`` emptyDir size, hostIPC, replicas, the job kind and
-``--nproc-per-node`` in the command. A YAML file that is a Helm template is skipped; one with
-``services:`` is docker-compose.
+``--nproc-per-node`` in the command; each container's ``image`` (the NCCL its settings are judged
+with). A YAML file that is a Helm template is skipped; one with ``services:`` is docker-compose.
 """
 
 from __future__ import annotations
@@ -150,7 +150,19 @@ def _fact(config: ConfigFile, kind: str, value: str, node, scope: str, detail: s
     config.launch.append(LaunchFact(kind, value, config.loc(line, column), scope, detail))
 
 
+def container_image(config: ConfigFile, node, scope: str) -> None:
+    """The image a container (or a compose service) runs: the NCCL its settings are judged with
+    (model/nccl_sources.py image_source)."""
+    from topolint.model.nccl_sources import image_source
+
+    reference = scalar(node)
+    if reference and reference.strip():
+        reference = reference.strip()
+        config.nccl_sources.append(image_source(reference, config.loc(*where(node)), scope, word=f"image {reference}"))
+
+
 def _container(config: ConfigFile, container, scope: str, volumes: dict, source: SourceFile | None) -> None:
+    container_image(config, get(container, "image"), scope)  # what its command installs: command_line below
     env = get(container, "env")
     for item in env.value if is_seq(env) else []:
         name_node = get(item, "name")

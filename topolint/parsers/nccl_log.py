@@ -1,4 +1,5 @@
-"""NCCL_DEBUG=INFO logs into an NcclLog (nccl-formats.md section 4).
+"""NCCL_DEBUG=INFO logs (and NCCL_DEBUG=VERSION's version line alone) into an NcclLog
+(nccl-formats.md section 4).
 
 A log line is ``[ts] host:pid:tid [dev] [file:line [(func)]] NCCL INFO|WARN|TRACE msg``
 (``src/debug.cc`` ncclDebugLogV), often behind a launcher's tag (``[1,0]<stdout>:`` from Open MPI,
@@ -39,7 +40,10 @@ PREFIX = re.compile(
     # TRACE time, or a plugin's C++ signature ("int nccl_net_ofi_create_plugin(...):208"); bounded.
     r"(?:|[^\n]{1,400}?\s)NCCL\s+(?P<level>INFO|WARN|TRACE|CALL)\b ?"
 )
-BANNER = re.compile(r"NCCL version (?P<ver>\d+\.\d+\.\d+)\S*?\+cuda(?P<cuda>\d+\.\d+)")
+# The version line without a prefix (NCCL_DEBUG=VERSION; printf'ed up to 2.22): the whole line, after
+# the "[%F %T] " timestamp NCCL_DEBUG_TIMESTAMP_LEVELS=VERSION adds (inputs/sniff.py VERSION_LINE).
+BANNER = re.compile(r"(?:\[[^\]]{1,64}\] )?(?P<line>NCCL version (?P<ver>\d+\.\d+\.\d+)[0-9A-Za-z.]{0,16}"
+                    r"\+cuda(?P<cuda>\d+\.\d+))\s*$")
 
 # Message formats (what follows "NCCL INFO ").
 VERSION = re.compile(r"NCCL version (?P<ver>\d+\.\d+\.\d+)")  # init.cc showVersion
@@ -162,8 +166,9 @@ class LogReader:
         banner = BANNER.match(stripped)
         if banner:
             self.log.line_count += 1
+            column = offset + 1 + len(text) - len(text.lstrip()) + banner.start("line")
             self.log.versions.append(build(LogLine, level="", message=banner.group("ver"),
-                                           loc=self.loc(number, offset + 1 + len(text) - len(text.lstrip()))))
+                                           loc=self.loc(number, column)))
             return True
         failure = FAILURE.match(stripped)
         if failure:
@@ -351,5 +356,5 @@ def parse_nccl_log(source: SourceFile) -> MeasuredFile:
         reader.feed(text, number, cut)
     if reader.log.line_count == 0:
         raise InputError(source.path, 1, f"{MALFORMED}: no 'host:pid:tid [dev] NCCL INFO ...' line "
-                         "(expected NCCL_DEBUG=INFO output)")
+                         "and no 'NCCL version X+cudaY' line (expected NCCL_DEBUG=INFO or VERSION output)")
     return build(MeasuredFile, path=source.path, kind="nccl-log", log=reader.log)

@@ -9,7 +9,7 @@ from topolint.engine.finding import Finding
 from topolint.engine.rule import RuleDefinition
 from topolint.inputs.source import SourceFile
 
-FORMATS = ("full", "concise", "json", "sarif", "github")
+FORMATS = ("full", "concise", "json", "sarif", "github", "html", "markdown")
 
 
 @dataclass
@@ -26,6 +26,10 @@ class Report:
     color: bool = False  # ANSI colour (reporters/color.py)
     not_shown: int = 0  # findings left out below --show-level
     show_level: str = "info"
+    # The drawn nodes of the html and markdown formats (drawing/views.py Picture), and how many
+    # nodes were left undrawn:
+    pictures: list = field(default_factory=list)
+    not_drawn: int = 0
 
     def counts(self) -> dict[str, int]:
         active = [f for f in self.findings if not f.suppressed]
@@ -43,6 +47,10 @@ def render(fmt: str, report: Report) -> str:
         from topolint.reporters.sarif import render_sarif as renderer
     elif fmt == "github":
         from topolint.reporters.github import render_github as renderer
+    elif fmt == "html":
+        from topolint.reporters.html import render_html as renderer
+    elif fmt == "markdown":
+        from topolint.reporters.markdown import render_markdown as renderer
     else:
         raise KeyError(fmt)
     return renderer(report)

@@ -24,7 +24,7 @@ def finding_dict(f) -> dict:
         "entity": f.entity,
         "related": [
             {"path": r.location.path, "line": r.location.line, "column": r.location.column,
-             "entity": r.entity, "message": r.message}
+             "entity": r.entity, "message": r.message, **({"via": list(r.via)} if r.via is not None else {})}
             for r in f.related
         ],
         "evidence": list(f.evidence),
