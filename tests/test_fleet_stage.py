@@ -184,3 +184,28 @@ def test_inventory_files_are_compared_without_worker_processes(cluster, tmp_path
     three = run_cli("check", tmp_path / "inv", "--jobs", "3", "--format", "json", "--verbose")
     assert started == [] and one.stdout == three.stdout  # nothing to parse: the workers would only copy
     assert "not run on node" not in three.stderr  # no node rule has anything to read on an inventory
+
+
+def test_a_warm_run_compares_the_nodes_the_cache_answers(tmp_path, monkeypatch):
+    """Cold, then warm (every node answered by the result cache, nothing parsed): the cross-node
+    findings are the same, from the inventories the cache entries keep."""
+    import shutil
+
+    monkeypatch.delenv("TOPOLINT_NO_CACHE", raising=False)
+    shutil.copytree(ROOT / "fixtures" / "rules" / "FLEET001" / "bad_port_rate", tmp_path / "cluster")
+    cache = tmp_path / "cache"
+    runs = [run_cli("check", "cluster", "--cache-dir", cache, "--format", "concise", cwd=tmp_path) for _ in range(2)]
+    assert "FLEET001" in runs[0].stdout and runs[0].exit_code == 1
+    assert runs[1].stdout == runs[0].stdout and runs[1].exit_code == runs[0].exit_code
+    entries = [json.loads(p.read_text(encoding="utf-8")) for p in cache.rglob("*.json")]
+    assert sorted(e["inventory"]["node"] for e in entries if e.get("inventory")) == \
+        ["gpu001", "gpu002", "gpu003", "gpu004"]
+    # One node changed: it is parsed again, the other three come from the cache; still compared.
+    ibstat = tmp_path / "cluster" / "gpu003" / "ibstat.txt"
+    original = ibstat.read_text(encoding="utf-8")
+    ibstat.write_text(original.replace("Rate: 200", "Rate: 400"), encoding="utf-8")
+    healed = run_cli("check", "cluster", "--cache-dir", cache, "--format", "concise", cwd=tmp_path)
+    assert healed.exit_code == 0 and "FLEET001" not in healed.stdout
+    ibstat.write_text(original.replace("Rate: 200", "Rate: 100"), encoding="utf-8")
+    again = run_cli("check", "cluster", "--cache-dir", cache, "--format", "concise", cwd=tmp_path)
+    assert "gpu003 mlx5_1: 100 Gb/s; 3 of 4 nodes in group" in again.stdout

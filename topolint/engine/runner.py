@@ -204,20 +204,29 @@ def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tu
                 needs[rule.code] = found if found is not None else tuple(load_check(rule.check).NEEDS)
             except ValueError as exc:  # no such check
                 raise RuleError(f"{rule.source}: {exc}") from None
+    cluster = cluster_stage_possible(collection)
     if any(node.pending for node in collection.nodes):  # a lazy collection: inputs known once parsed
-        return prepare([r for r in rules if r.code in needs]), needs
+        return prepare([r for r in rules if r.code in needs
+                        and (cluster or not is_cluster_check(needs[r.code]))]), needs
     offered = [node.available() for node in collection.nodes if node.cached is None]
-    cluster = len(collection.nodes) >= 2  # the cluster stage compares nodes: two at least
     runnable = [r for r in rules if r.code in needs and (
         "config" in needs[r.code] or (cluster and is_cluster_check(needs[r.code]))
         or any(all(n in available for n in needs[r.code]) for available in offered))]
     return prepare(runnable), needs
 
 
+def cluster_stage_possible(collection: Collection) -> bool:
+    """Whether the cluster stage can run: it compares nodes, two at least. A run of one node
+    neither imports the cross-node checks nor builds what only they read."""
+    return len(collection.nodes) >= 2
+
+
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
     result = RunResult()
-    # A run the cache answers entirely needs no check module (nor what they import).
-    fresh = collection.configs or any(node.cached is None for node in collection.nodes)
+    # A run the cache answers entirely needs no check module (nor what they import), except the
+    # cross-node checks: they compare the inventories the cache entries keep, on every run.
+    fresh = collection.configs or any(node.cached is None for node in collection.nodes) \
+        or cluster_stage_possible(collection)
     prepared, needs = (_prepare_runnable(rules, collection) if fresh else ([], {}))
     if collection.configs and options.gdr_level is None:
         from topolint.checks._config import configured_gdr_level
@@ -234,7 +243,7 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
     checker = _NodeChecker(rules, node_rules, needs, collection, options)
     # Cached entries always keep the inventory: a later cluster run of the same node reads it there.
     checker.inventories = options.inventories or cache is not None or (
-        len(collection.nodes) >= 2 and any(is_cluster_check(n) for n in needs.values()))
+        cluster_stage_possible(collection) and any(is_cluster_check(n) for n in needs.values()))
     from_workers = _worker_outcomes(checker, collection, options)
     for index, node in enumerate(collection.nodes):
         if options.progress is not None:
