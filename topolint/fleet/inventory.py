@@ -116,6 +116,11 @@ class SoftwareInventory(Fact):
                                         description="versions of kernel modules (/sys/module/NAME/version)")
 
 
+def _no_software() -> SoftwareInventory:
+    """An empty SoftwareInventory, made without validation (which would import pydantic)."""
+    return build(SoftwareInventory)
+
+
 class Inventory(Fact):
     """A node's inventory. Absent values are unknown (no input said), never zero."""
 
@@ -127,7 +132,7 @@ class Inventory(Fact):
     nic_ports: Optional[Sourced] = Field(default=None, description="RDMA ports the node lists")
     gpus: list[GpuInventory] = Field(default_factory=list, max_length=1024)
     nics: list[NicPortInventory] = Field(default_factory=list, max_length=1024)
-    software: SoftwareInventory = Field(default_factory=SoftwareInventory)
+    software: SoftwareInventory = Field(default_factory=_no_software)
     nccl_env: dict[str, Sourced] = Field(default_factory=dict, max_length=1024,
                                          description="NCCL_* settings found in the node's files")
 
@@ -190,9 +195,7 @@ def _restore(cls, data):
         if name not in data:
             if info.is_required():
                 raise ValueError(f"{cls.__name__}.{name} missing")
-            if _FIELD_KINDS[cls][name] is SoftwareInventory:
-                values[name] = build(SoftwareInventory)  # its own, never a shared default
-            continue
+            continue  # build() gives each its own default (an empty SoftwareInventory)
         item = data[name]
         kind = _FIELD_KINDS[cls][name]
         if kind is Sourced:
