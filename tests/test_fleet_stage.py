@@ -209,3 +209,24 @@ def test_a_warm_run_compares_the_nodes_the_cache_answers(tmp_path, monkeypatch):
     ibstat.write_text(original.replace("Rate: 200", "Rate: 100"), encoding="utf-8")
     again = run_cli("check", "cluster", "--cache-dir", cache, "--format", "concise", cwd=tmp_path)
     assert "gpu003 mlx5_1: 100 Gb/s; 3 of 4 nodes in group" in again.stdout
+
+
+def test_inventory_names_a_json_file_for_one_node_and_a_folder_otherwise(cluster, tmp_path):
+    """``--inventory`` is unambiguous: a path ending in .json is one node's file; any other path
+    (with or without its trailing slash, existing or not) is a folder of NODE.json files."""
+    node = cluster / "node0001"
+    for given in (f"{tmp_path / 'slash'}/", str(tmp_path / "plain"), str(tmp_path / "new" / "deeper")):
+        result = run_cli("check", node, "--inventory", given, "--format", "concise")
+        folder = Path(given.rstrip("/"))
+        assert folder.is_dir() and [p.name for p in folder.iterdir()] == ["node0001.json"], result.stderr
+        assert f"wrote 1 inventory to {folder}/" in result.stderr
+    one = run_cli("check", node, "--inventory", tmp_path / "node.json", "--format", "concise")
+    assert (tmp_path / "node.json").is_file() and "wrote the inventory of node node0001 to" in one.stderr
+    many = run_cli("check", cluster, "--inventory", tmp_path / "all.json", "--format", "concise")
+    assert many.exit_code == 2 and not (tmp_path / "all.json").exists()
+    assert "--inventory" in many.stderr and "4 nodes" in many.stderr and "folder" in many.stderr
+    (tmp_path / "taken").write_text("not a folder\n", encoding="utf-8")
+    taken = run_cli("check", node, "--inventory", tmp_path / "taken", "--format", "concise")
+    assert taken.exit_code == 2 and "not a folder" in taken.stderr
+    assert (tmp_path / "taken").read_text(encoding="utf-8") == "not a folder\n"
+

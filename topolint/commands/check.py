@@ -506,7 +506,7 @@ def options_from_args(args) -> CheckOptions:
         require_suppression_reason=args.require_suppression_reason, baseline=args.baseline,
         update_baseline=args.update_baseline, cross_file=args.cross_file,
         max_total_input=_size(getattr(args, "max_total_input", None)),
-        jobs=getattr(args, "jobs", 1), inventory=getattr(args, "inventory", None),
+        jobs=getattr(args, "jobs", 1), inventory=Path(args.inventory) if getattr(args, "inventory", None) else None,
     )
 
 
@@ -588,10 +588,12 @@ def _print_result(result: CheckResult, args, outputs) -> int:
     from dataclasses import replace
 
     if getattr(args, "inventory", None) is not None:
-        from topolint.fleet.files import write_inventories
+        from topolint.fleet.files import InventoryTargetError, write_inventories
 
         try:
             written = write_inventories(result.inventories, args.inventory)
+        except InventoryTargetError as exc:
+            raise UsageError(str(exc)) from None
         except OSError as exc:
             raise UsageError(f"cannot write inventory {args.inventory}: {exc.strerror or exc}") from None
         if not args.quiet:
