@@ -230,3 +230,15 @@ def test_inventory_names_a_json_file_for_one_node_and_a_folder_otherwise(cluster
     assert taken.exit_code == 2 and "not a folder" in taken.stderr
     assert (tmp_path / "taken").read_text(encoding="utf-8") == "not a folder\n"
 
+
+def test_a_folder_with_one_inventory_says_there_is_nothing_to_compare(cluster, tmp_path):
+    run_cli("check", cluster / "node0002", "--inventory", tmp_path / "inv", "--format", "concise")
+    alone = run_cli("check", tmp_path / "inv", "--format", "concise")
+    assert alone.exit_code == 0 and "All checks passed." in alone.stdout
+    assert "the inventory of node node0002 and no other node to compare it with" in alone.stderr, alone.stderr
+    verbose = run_cli("check", tmp_path / "inv", "--format", "concise", "--verbose")
+    assert "FLEET001 not run: the run has one node, nothing to compare it with" in verbose.stderr
+    assert "nothing to compare" not in run_cli("check", tmp_path / "inv", "--quiet").stderr
+    # A second node, from its own files: compared (the inventory's node among them).
+    both = run_cli("check", tmp_path / "inv", cluster / "node0003", "--format", "concise", "--verbose")
+    assert "nothing to compare" not in both.stderr and "FLEET001 not run" not in both.stderr

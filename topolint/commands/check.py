@@ -378,6 +378,10 @@ def run_check(options: CheckOptions) -> CheckResult:
         internal_errors=result.internal_errors,
     )
     messages += [error.line() for error in result.internal_errors]
+    if len(collection.nodes) == 1 and collection.nodes[0].inventory is not None:
+        alone = collection.nodes[0]
+        messages.append(f"topolint: {next(iter(alone.sources))}: the inventory of node {alone.name} and no other "
+                        "node to compare it with: the cross-node rules compare two nodes or more")
     notes = collection.notes + [n for n in result.notes if n.split(" ", 1)[0] in chosen or n.startswith("completion: ")]
     inventories = {}
     if options.inventory is not None:  # what the nodes' own files gave (not inventories read back)

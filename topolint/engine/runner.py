@@ -275,6 +275,9 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
         options.progress.node(len(collection.nodes), len(collection.nodes))
     run_config_checks(prepared, collection, options, result)
     run_cluster_checks(prepared, collection, options, result)
+    if not cluster_stage_possible(collection):
+        result.notes.extend(f"{rule.code} not run: the run has one node, nothing to compare it with"
+                            for rule in rules if rule.code in needs and is_cluster_check(needs[rule.code]))
     # Input problems last: a lazy collection finds some (TL001) only when it parses a node.
     result.findings[:0] = input_findings({r.code: r for r in rules}, collection)
     result.internal_errors[:0] = [InternalError(path, rule, describe(exc))
@@ -488,6 +491,10 @@ def run_cluster_checks(prepared: list[tuple], collection: Collection, options: R
 
     A hit is about one node: its entity starts with the node's name (fleet/cluster.py)."""
     cluster_rules = [p for p in prepared if is_cluster_check(tuple(p[1].NEEDS))]
+    if cluster_rules and len(result.inventories) < 2:
+        result.notes.extend(f"{rule.code} not run on the cluster: {len(result.inventories)} of its "
+                            f"{len(collection.nodes)} nodes show machine facts (an inventory), two are compared"
+                            for rule, _, _ in cluster_rules)
     if not cluster_rules or len(result.inventories) < 2:
         return
     from topolint.fleet.cluster import ClusterModel, node_of_entity
