@@ -341,3 +341,26 @@ def test_a_roce_port_whose_gid_index_differs_is_found(tmp_path):
     assert result.stdout.splitlines()[0].endswith(
         "FLEET003 [warning] roce3 mlx5_1: GID index 5; 3 of 4 nodes in group MT4129 use GID index 3")
     assert result.stdout.count("FLEET") == 1
+
+
+def test_a_direct_nvlink_mesh_counts_every_link_of_a_gpu(tmp_path):
+    """``nvidia-smi topo -m`` of a DGX-1V cube mesh (NV1/NV2 to four peers: 6 links a GPU, as the
+    join of node facts reads it): a node where GPU0's link to GPU1 is down has 5 on both, and
+    FLEET001 says so; the largest bonded set alone (2 on every GPU) would not show it."""
+    matrix = (FIXTURES / "rules" / "NVL002" / "good_cube_mesh.txt").read_text(encoding="utf-8")
+    lines = matrix.splitlines(keepends=True)
+    for index in range(4):
+        text = matrix
+        if index == 2:  # the GPU0 <-> GPU1 cell, on both rows
+            gpu0, gpu1 = lines[1].replace("NV1 ", "SYS ", 1), lines[2].replace("NV1 ", "SYS ", 1)
+            text = "".join([lines[0], gpu0, gpu1] + lines[3:])
+        (tmp_path / "c" / f"dgx{index}").mkdir(parents=True)
+        (tmp_path / "c" / f"dgx{index}" / "nvidia-smi-topo.txt").write_text(text, encoding="utf-8")
+    inventory = run_cli("check", "c/dgx0", "--inventory", "dgx0.json", cwd=tmp_path)
+    assert inventory.exit_code == 0, inventory.stderr
+    gpus = json.loads((tmp_path / "dgx0.json").read_text(encoding="utf-8"))["gpus"]
+    assert [g["nvlinks"]["value"] for g in gpus] == [6] * 8
+    result = run_cli("check", "c", "--select", "FLEET001", "--format", "json", cwd=tmp_path)
+    found = {(f["entity"], f["message"]) for f in json.loads(result.stdout)["findings"]}
+    assert found == {("dgx2/gpu/#0#nvlinks", "dgx2 GPU #0: 5 NVLinks; 3 of 4 nodes in group 8xGPU have 6 NVLinks"),
+                     ("dgx2/gpu/#1#nvlinks", "dgx2 GPU #1: 5 NVLinks; 3 of 4 nodes in group 8xGPU have 6 NVLinks")}

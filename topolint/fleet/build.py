@@ -6,7 +6,9 @@ which lspci device, GPU model, NVLink count, HCA and RDMA port belongs to which 
 with the rules (the join and its fabric view are kept per node, so nothing is joined twice).
 Where several inputs state one value, the most direct wins: for GPUs an NCCL topology dump, then
 lspci, then ``nvidia-smi topo -m`` (NVLinks: ``nvidia-smi nvlink -s`` first, it names each
-link's state); for RDMA ports the fabric view's join of ibstat, ibv_devinfo, ibdev2netdev,
+link's state; a matrix's NV# cells count as the join reads them: the links to the NVSwitches, or
+the sum of the direct links, ``matrix_row_links``); nvidia-smi's GPU indices are joined to bus ids
+as the join does (``index_bus_ids``); for RDMA ports the fabric view's join of ibstat, ibv_devinfo, ibdev2netdev,
 show_gids, ethtool and ip, then an NCCL dump's ``net`` elements. GPU models are spelled one way
 whatever names them (model/devices.py: ``H100 SXM5`` from a PCI id, lspci's or nvidia-smi's
 name). PCIe links are what lspci's LnkSta says the link trained at (a dump states the maximum,
@@ -27,15 +29,13 @@ from topolint.fleet.inventory import (
     Sourced,
     sourced,
 )
-from topolint.model.devices import device_kind, gpu_model_by_id, gpu_model_by_name, lspci_gpu_model, pci_ids
+from topolint.model.devices import gpu_model_by_id, gpu_model_by_name, hex_pci_id, lspci_gpu_model
 from topolint.model.facts import build
-from topolint.model.matrix import MatrixView, gpu_bus_ids, nv_count, single_numa, topo_matrices
-from topolint.model.node_join import node_join
-from topolint.model.numbers import decimal_fraction
-from topolint.model.pcie import GT_PER_GENERATION
+from topolint.model.matrix import MatrixView, single_numa, topo_matrices
+from topolint.model.node_join import active_nvlinks, matrix_row_links, node_join
+from topolint.model.pcie import gts_generation
 
 _NCCL_NAME = re.compile(r"NCCL_[A-Z0-9_]{1,128}")
-_GENERATION = {decimal_fraction(gts): generation for generation, gts in GT_PER_GENERATION.items()}
 
 
 def _id_model(pci_id: str | None) -> str | None:
@@ -47,15 +47,9 @@ def _id_model(pci_id: str | None) -> str | None:
 
 
 def _lspci_model(device) -> str | None:
+    """A GPU's model from lspci: its id's or its printed name's (model/devices.py), else its id."""
     found = lspci_gpu_model(device)
-    if found is not None:
-        return found.name
-    ids = pci_ids(device)
-    return _id_model(f"0x{ids.replace(':', ':0x')}") if ids else None
-
-
-def _gen(gts: float | None) -> int | None:
-    return _GENERATION.get(gts) if gts is not None else None
+    return found.name if found is not None else _id_model(hex_pci_id(device))
 
 
 class _Gpus:
@@ -106,18 +100,6 @@ def _from_dumps(node, gpus: _Gpus) -> None:
             gpus.count = sourced(len(topology.gpus), topology.system_loc)
 
 
-def _lspci_gpus(node) -> list:
-    """(lspci file, device) of each NVIDIA or AMD GPU, in bus order (nvidia-smi's index order)."""
-    found = []
-    for lspci in node.lspci:
-        if lspci.kind not in ("verbose", "list"):
-            continue
-        found.extend((lspci, d) for d in lspci.devices if d.address and device_kind(d) == "gpu")
-        if found:
-            break
-    return sorted(found, key=lambda pair: pair[1].address)
-
-
 def _from_lspci(node, gpus: _Gpus, lspci_gpus: list) -> None:
     for lspci, device in lspci_gpus:
         record = gpus.get(device.address)
@@ -130,61 +112,43 @@ def _from_lspci(node, gpus: _Gpus, lspci_gpus: list) -> None:
 def _put_link(gpus, record, device) -> None:
     state = device.lnk_sta
     if state is not None:
-        gpus.put(record, "pcie_gen", sourced(_gen(state.speed_gts), state.loc))
+        gpus.put(record, "pcie_gen", sourced(gts_generation(state.speed_gts), state.loc))
         gpus.put(record, "pcie_width", sourced(state.width, state.loc))
     if device.numa_node is not None and device.numa_node >= 0:
         gpus.put(record, "numa_node", sourced(device.numa_node, device.numa_loc))
 
 
-def _index_keys(node, count: int, lspci_gpus: list) -> dict[int, str]:
-    """nvidia-smi GPU index -> the bus id it is: from a dump, else lspci's GPUs in bus order."""
-    keys = gpu_bus_ids(node, count)
-    if not keys and len(lspci_gpus) == count:
-        keys = {index: device.address for index, (_, device) in enumerate(lspci_gpus)}
-    return keys
-
-
-def _from_nvlink_status(node, gpus: _Gpus, lspci_gpus: list) -> None:
+def _from_nvlink_status(node, gpus: _Gpus) -> None:
     """Active NVLinks per GPU from ``nvidia-smi nvlink -s``: the most direct count (it wins)."""
-    for status in node.nvlink_status:
-        keys = _index_keys(node, len(status.gpus), lspci_gpus)
-        for gpu in status.gpus:
-            record = gpus.get(keys.get(gpu.index, f"#{gpu.index}"), gpu.index)
-            record.nvlinks = sourced(len(gpu.active), gpu.loc)
-            model = gpu_model_by_name(gpu.name)
-            gpus.put(record, "model", sourced(model.name if model is not None else None, gpu.loc))
-        break
+    join = node_join(node)
+    status = join.status_by_index()
+    keys = join.index_bus_ids(len(status))
+    for gpu in status.values():
+        record = gpus.get(keys.get(gpu.index, f"#{gpu.index}"), gpu.index)
+        record.nvlinks = sourced(active_nvlinks(gpu), gpu.loc)
+        model = gpu_model_by_name(gpu.name)
+        gpus.put(record, "model", sourced(model.name if model is not None else None, gpu.loc))
 
 
-def _from_matrices(node, gpus: _Gpus, lspci_gpus: list) -> None:
+def _from_matrices(node, gpus: _Gpus) -> None:
+    """``nvidia-smi topo -m``: each GPU's NVLinks as the join counts a row's NV# cells (to the
+    NVSwitches, or the sum of its direct links) and its NUMA node."""
+    join = node_join(node)
     for matrix in topo_matrices(node):
         if matrix.restricted is not None or matrix.gpu_rows_missing:
             continue  # a cgroup view or a cut paste: not the node's GPUs
         view = MatrixView(matrix)
-        keys = _index_keys(node, len(view.gpus), lspci_gpus)
+        keys = join.index_bus_ids(len(view.gpus))
         for row in matrix.rows:
             if row.kind != "gpu":
                 continue
             record = gpus.get(keys.get(row.index, f"#{row.index}"), row.index)
-            bonded = [nv_count(cell) for cell in row.cells]
-            gpus.put(record, "nvlinks", sourced(max(bonded, default=0), row.loc))
+            links = sum(link.count for link in matrix_row_links(view, row.label))
+            gpus.put(record, "nvlinks", sourced(links, row.loc))
             gpus.put(record, "numa_node", sourced(single_numa(row.numa_affinity), row.loc))
         if gpus.count is None:
             gpus.count = sourced(len(view.gpus), matrix.header_loc)
         break
-
-
-def _hca_addresses(node, join) -> dict[str, str]:
-    """HCA name -> its PCI address: the join's (ibdev2netdev -v, hwloc), else the pci element an NCCL
-    dump's net of that name sits under."""
-    found = {fact.value: bus for bus, facts in join.hcas_at.items() for fact in facts}
-    for topology in node.topologies:
-        if topology.kind == "dump":
-            for nic in topology.nics:
-                for net in nic.nets:
-                    if net.name and nic.bus_id:
-                        found.setdefault(net.name, nic.bus_id)
-    return found
 
 
 def _nics(node) -> tuple[list[NicPortInventory], Sourced | None]:
@@ -192,7 +156,7 @@ def _nics(node) -> tuple[list[NicPortInventory], Sourced | None]:
     view = join.fabric  # the rules' own view of the node's fabric
     ports = view.ports
     records = []
-    addresses = _hca_addresses(node, join)
+    addresses = join.hca_addresses
     for key in sorted(ports):
         port = ports[key]
         record = build(NicPortInventory, name=f"{port.hca}:{port.port}")
@@ -218,7 +182,7 @@ def _nics(node) -> tuple[list[NicPortInventory], Sourced | None]:
         device = join.lspci_at.get(address, (None, None))[1] if address else None
         if device is not None:
             if device.lnk_sta is not None:
-                record.pcie_gen = sourced(_gen(device.lnk_sta.speed_gts), device.lnk_sta.loc)
+                record.pcie_gen = sourced(gts_generation(device.lnk_sta.speed_gts), device.lnk_sta.loc)
                 record.pcie_width = sourced(device.lnk_sta.width, device.lnk_sta.loc)
             if device.numa_node is not None and device.numa_node >= 0:
                 record.numa_node = sourced(device.numa_node, device.numa_loc)
@@ -307,11 +271,11 @@ def node_inventory(node, configs: list = ()) -> Inventory | None:
     if getattr(node, "inventory", None) is not None:
         return node.inventory  # read from an inventory file
     gpus = _Gpus()
-    lspci_gpus = _lspci_gpus(node)
+    lspci_gpus = node_join(node).lspci_gpus
     _from_dumps(node, gpus)
     _from_lspci(node, gpus, lspci_gpus)
-    _from_nvlink_status(node, gpus, lspci_gpus)
-    _from_matrices(node, gpus, lspci_gpus)
+    _from_nvlink_status(node, gpus)
+    _from_matrices(node, gpus)
     nics, nic_count = _nics(node)
     env = _nccl_env(node, list(configs))
     numa = _numa_nodes(node)
