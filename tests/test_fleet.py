@@ -124,6 +124,22 @@ def test_json_and_sarif_keep_one_result_per_node_sharing_the_group(identical):
     assert len(results) == 200 and {r["properties"]["group"]["id"] for r in results} == set(groups)
 
 
+def test_html_and_markdown_show_a_repeated_finding_once_with_its_nodes(identical):
+    import re
+
+    page = run_cli("check", "cluster", "--format", "html", cwd=identical).stdout
+    rows = re.findall(r'<tr id="(f-\d+)" data-severity="warning">', page)
+    assert len(rows) == 4 and page.count("group: 50 nodes: node00, node01, node02") == 4
+    assert "and 30 more (group " in page and "Findings (200)" in page
+    assert "200 findings, 4 rows: the same finding on several nodes is shown once, with its nodes" in page
+    links = set(re.findall(r'<a href="#(f-\d+)">', page))
+    assert links and links <= set(rows)  # a drawn node's findings link to the row that stands for them
+    summary = run_cli("check", "cluster", "--format", "markdown", cwd=identical).stdout
+    table = [line for line in summary.splitlines() if line.startswith("| warning | NUMA001 |")]
+    assert len(table) == 4 and all("group: 50 nodes: node00, node01" in line for line in table)
+    assert "200 findings, 4 rows: the same finding on several nodes is shown once, with its nodes" in summary
+
+
 def test_a_baseline_of_one_node_still_reports_the_others(identical, tmp_path):
     baseline = tmp_path / "baseline.json"
     run_cli("check", "cluster/node00", "--baseline", baseline, "--update-baseline", cwd=identical)

@@ -331,6 +331,16 @@ def test_group_in_sarif_format(tmp_path, sarif_validator):
     assert "properties" not in second
 
 
+def test_group_in_html_and_markdown_formats(tmp_path):
+    group = grouped().group
+    wanted = f"group: 25 members: {', '.join(MEMBERS[:20])} and 5 more (group {group.id})"
+    page = render("html", report([grouped(), finding(line=9)], tmp_path))
+    assert page.count(wanted) == 1 and page.count('<tr id="f-') == 2
+    rows = [line for line in render("markdown", report([grouped(), finding(line=9)], tmp_path)).splitlines()
+            if line.startswith("| error | NUMA001")]
+    assert len(rows) == 2 and wanted.replace("_", "\\_") in rows[0] and "group" not in rows[1]
+
+
 def test_grouped_hit_is_reported_on_its_first_member():
     from topolint.engine.finding import Hit, entity_fingerprint
     from topolint.engine.runner import to_finding

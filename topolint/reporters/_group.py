@@ -1,7 +1,7 @@
 """A finding group (engine/finding.py FindingGroup) as every format shows it: the one place that
 words a group, so a new kind of group is added here once.
 
-Human formats (full, concise, github) list the members the group keeps and count the rest;
+Human formats (full, concise, github, html, markdown) list the members the group keeps and count the rest;
 JSON and SARIF carry the group whole (``as_dict``), members exact.
 """
 
@@ -34,3 +34,12 @@ def group_suffix(group: FindingGroup) -> str:
 def group_document(group: FindingGroup) -> dict:
     """The JSON value of a group (the JSON report's ``group``, SARIF's result property)."""
     return group.as_dict()
+
+
+def repeated_note(total: int, repeated: int) -> str:
+    """What a format that shows a "nodes" group once says of the rows it left out ("" when none)."""
+    if not repeated:
+        return ""
+    rows = total - repeated
+    return (f"{total} findings, {rows} row{'s' if rows != 1 else ''}: the same finding on several nodes is shown "
+            "once, with its nodes")
