@@ -242,3 +242,42 @@ def test_a_folder_with_one_inventory_says_there_is_nothing_to_compare(cluster, t
     # A second node, from its own files: compared (the inventory's node among them).
     both = run_cli("check", tmp_path / "inv", cluster / "node0003", "--format", "concise", "--verbose")
     assert "nothing to compare" not in both.stderr and "FLEET001 not run" not in both.stderr
+
+
+# Issue 26, item 1: what an inventory holds (each port's name is required: always there).
+ITEM_ONE = ["gpu_count", "gpus.model", "gpus.nvlinks", "nics.model", "nics.rate_gbps", "nics.firmware",
+            "gpus.pcie_gen", "gpus.pcie_width", "nics.pcie_gen", "nics.pcie_width", "numa_nodes", "gpus.numa_node",
+            "nics.numa_node", "nics.mtu", "nics.netdev_mtu", "nics.gid_index", "software.driver", "software.cuda",
+            "software.ofed", "software.kernel", "software.nvidia_peermem", "nccl_env"]
+
+
+def _stated(document: dict, field: str) -> bool:
+    part, _, name = field.partition(".")
+    if not name:
+        return bool(document.get(part))
+    found = document.get(part) or ({} if part == "software" else [])
+    return bool(found.get(name)) if part == "software" else bool(found) and all(name in item for item in found)
+
+
+@pytest.mark.parametrize("node", ["node0000", "fleet"])
+def test_every_field_of_an_inventory_is_stated_or_said_unknown_with_why(cluster, tmp_path, node):
+    """Each value the issue lists is in the inventory, or its ``unknown`` says which parts lack it
+    and which input would state it (never a silent gap)."""
+    if node == "fleet":  # the fleet benchmark's bundle: ibstat without ibv_devinfo, ibdev2netdev or ip
+        fleet = load_benchmark("fleet")
+        fleet.generate(tmp_path / "f", 30)
+        path, node = tmp_path / "f" / "gpu0002", "gpu0002"
+    else:
+        path = cluster / node
+    run_cli("check", path, "--inventory", tmp_path / "inv.json")
+    document = json.loads((tmp_path / "inv.json").read_text(encoding="utf-8"))
+    for field in ITEM_ONE:
+        assert _stated(document, field) or field in document.get("unknown", {}), field
+    for field, reason in document.get("unknown", {}).items():
+        assert not _stated(document, field) or "not stated for" in reason or "not applicable" in reason
+        assert reason.split(": ", 1)[1], field
+    if node == "gpu0002":
+        assert document["unknown"]["nics.mtu"] == "not stated for 8 of 8 ports (every one): ibv_devinfo states " \
+                                                  "the active MTU"
+        assert document["unknown"]["nics.gid_index"] == "not applicable: an InfiniBand port has no RoCE GID index"
+        assert set(document["unknown"]) == {"nics.mtu", "nics.netdev", "nics.netdev_mtu", "nics.gid_index"}

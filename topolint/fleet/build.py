@@ -27,6 +27,7 @@ from topolint.fleet.inventory import (
     NicPortInventory,
     SoftwareInventory,
     Sourced,
+    interned,
     sourced,
 )
 from topolint.model.devices import gpu_model_by_id, gpu_model_by_name, hex_pci_id, lspci_gpu_model
@@ -265,6 +266,62 @@ def _software(node) -> SoftwareInventory:
     return record
 
 
+# Why a value of an inventory is unknown: the inputs that state it (``topolint collect`` gathers each).
+_STATED_BY = {
+    "gpu_count": "an NCCL topology dump, lspci or nvidia-smi (topo -m, nvlink -s) lists the GPUs",
+    "numa_nodes": "numactl -H (or an NCCL dump's CPUs) lists the NUMA nodes",
+    "nic_ports": "ibstat, ibstatus or ibv_devinfo (or an NCCL dump's nets) lists the RDMA ports",
+    "gpus.model": "lspci -nn, nvidia-smi nvlink -s or hwloc names the GPU model",
+    "gpus.nvlinks": "nvidia-smi nvlink -s, an NCCL dump or nvidia-smi topo -m states the NVLinks",
+    "gpus.pcie_gen": "lspci -vvv states the link (LnkSta)",
+    "gpus.pcie_width": "lspci -vvv states the link (LnkSta)",
+    "gpus.numa_node": "lspci -vvv, an NCCL dump or nvidia-smi topo -m states the GPU's NUMA node",
+    "nics.model": "ibstat (CA type) or ibv_devinfo names the HCA model",
+    "nics.rate_gbps": "ibstat, ibstatus, ibv_devinfo or ethtool states the rate",
+    "nics.firmware": "ibstat or ibv_devinfo states the firmware",
+    "nics.mtu": "ibv_devinfo states the active MTU",
+    "nics.netdev": "ibdev2netdev names the port's network interface",
+    "nics.netdev_mtu": "ip link (of the port's netdev, which ibdev2netdev names) states the MTU",
+    "nics.gid_index": "show_gids lists a RoCE port's GIDs",
+    "nics.pcie_gen": "lspci -vvv at the HCA's address (ibdev2netdev -v or hwloc names it) states the link",
+    "nics.pcie_width": "lspci -vvv at the HCA's address (ibdev2netdev -v or hwloc names it) states the link",
+    "nics.numa_node": "lspci -vvv at the HCA's address (ibdev2netdev -v or hwloc names it) states its NUMA node",
+    "software.driver": "/proc/driver/nvidia/version or nvidia-smi --version states the driver",
+    "software.cuda": "nvidia-smi --version states the CUDA version",
+    "software.ofed": "ofed_info -s states the OFED release",
+    "software.kernel": "/proc/version states the kernel",
+    "software.nvidia_peermem": "/proc/modules or lsmod lists the loaded modules",
+}
+_NOT_ROCE = "an InfiniBand port has no RoCE GID index"
+
+
+def _unknown(inventory: Inventory) -> dict[str, str]:
+    """Each field of the inventory no input stated, with the parts it is missing on and why."""
+    found = {}
+    for name in ("gpu_count", "numa_nodes", "nic_ports"):
+        if getattr(inventory, name) is None:
+            found[name] = f"not stated: {_STATED_BY[name]}"
+    for part, records, noun in (("gpus", inventory.gpus, "GPUs"), ("nics", inventory.nics, "ports")):
+        for field in (key.split(".", 1)[1] for key in _STATED_BY if key.startswith(f"{part}.")):
+            missing = [r for r in records if getattr(r, field) is None]
+            if field == "gid_index":
+                missing = [r for r in missing if r.link_layer is None or r.link_layer.value != "infiniband"]
+                if not missing and any(r.gid_index is None for r in records):
+                    found[f"{part}.{field}"] = f"not applicable: {_NOT_ROCE}"
+                    continue
+            if missing:
+                whom = "every one" if len(missing) == len(records) else ", ".join(
+                    (r.key if part == "gpus" else r.name) for r in missing[:4]) + (" ..." if len(missing) > 4 else "")
+                found[f"{part}.{field}"] = f"not stated for {len(missing)} of {len(records)} {noun} ({whom}): " \
+                                           f"{_STATED_BY[f'{part}.{field}']}"
+    for field in ("driver", "cuda", "ofed", "kernel", "nvidia_peermem"):
+        if getattr(inventory.software, field) is None:
+            found[f"software.{field}"] = f"not stated: {_STATED_BY[f'software.{field}']}"
+    if not inventory.nccl_env:
+        found["nccl_env"] = "none: the node's files (a bundle's nccl.conf, env files) set no NCCL_* variable"
+    return found
+
+
 def node_inventory(node, configs: list = ()) -> Inventory | None:
     """The inventory of ``node``, or None when it has no machine facts: config files alone (an infra
     repository's folders) are settings for jobs, not machines to compare."""
@@ -283,7 +340,9 @@ def node_inventory(node, configs: list = ()) -> Inventory | None:
     if not (gpus.records or nics or numa or node.bundle is not None or getattr(node, "software", [])):
         return None  # no machine: a folder of config files (a repository) is not a node to compare
     ordered = sorted(gpus.records.values(), key=lambda g: (g.bus_id is None, g.bus_id or "", g.index or 0))
-    return build(Inventory, topolint_inventory=1, node=node.name, topolint_version=topolint.__version__,
-                 gpu_count=gpus.count, numa_nodes=numa, nic_ports=nic_count, gpus=ordered, nics=nics,
-                 software=software, nccl_env=env)
+    inventory = build(Inventory, topolint_inventory=1, node=node.name, topolint_version=topolint.__version__,
+                      gpu_count=gpus.count, numa_nodes=numa, nic_ports=nic_count, gpus=ordered, nics=nics,
+                      software=software, nccl_env=env)
+    inventory.unknown = {key: interned(text) for key, text in _unknown(inventory).items()}  # shared by like nodes
+    return inventory
 

@@ -135,6 +135,10 @@ class Inventory(Fact):
     software: SoftwareInventory = Field(default_factory=_no_software)
     nccl_env: dict[str, Sourced] = Field(default_factory=dict, max_length=1024,
                                          description="NCCL_* settings found in the node's files")
+    unknown: dict[str, str] = Field(default_factory=dict, max_length=64,
+                                    description='what no input of the node states, and why: a field ("gpu_count", '
+                                                '"nics.mtu") -> the parts it is missing on and the inputs that '
+                                                'would state it')
 
 
 # ---- writing ------------------------------------------------------------------------------------
@@ -202,6 +206,8 @@ def _restore(cls, data):
             item = _restore_sourced(item)
         elif isinstance(kind, tuple) and kind[0] is list:
             item = [_restore(kind[1], v) for v in _checked(item, list)]
+        elif kind == (dict, str):
+            item = {str(k): interned(_checked(v, str)) for k, v in _checked(item, dict).items()}
         elif isinstance(kind, tuple) and kind[0] is dict:
             item = {str(k): _restore_sourced(v) for k, v in _checked(item, dict).items()}
         elif kind is SoftwareInventory:
@@ -234,7 +240,8 @@ _FIELD_KINDS = {
     SoftwareInventory: {**{n: Sourced for n in SoftwareInventory.model_fields}, "modules": (dict, Sourced)},
     Inventory: {"topolint_inventory": int, "node": str, "topolint_version": str, "gpu_count": Sourced,
                 "numa_nodes": Sourced, "nic_ports": Sourced, "gpus": (list, GpuInventory),
-                "nics": (list, NicPortInventory), "software": SoftwareInventory, "nccl_env": (dict, Sourced)},
+                "nics": (list, NicPortInventory), "software": SoftwareInventory, "nccl_env": (dict, Sourced),
+                "unknown": (dict, str)},
 }
 
 
@@ -290,8 +297,9 @@ def _line_of(error_loc: tuple, positions: dict[tuple, int]) -> int:
 _INTERNED: dict[str, str] = {}
 
 
-def _interned(text: str) -> str:
-    """One string object per raw input path (bounded: a cluster's nodes have their own files)."""
+def interned(text: str) -> str:
+    """One string object per raw input path or reason text (bounded: a cluster's nodes have their
+    own files, and share a few dozen reasons)."""
     found = _INTERNED.get(text)
     if found is None:
         if len(_INTERNED) > 65536:
@@ -306,7 +314,7 @@ def _attach(value, path: tuple, positions: dict[tuple, int], file: str) -> None:
         line = positions.get(path)
         if line is not None:
             object.__setattr__(value, "at", (file, line))
-        value.__dict__["path"] = _interned(value.path)  # a node's values name a dozen files
+        value.__dict__["path"] = interned(value.path)  # a node's values name a dozen files
     elif isinstance(value, Fact):
         for name in type(value).model_fields:
             _attach(getattr(value, name, None), path + (name,), positions, file)
