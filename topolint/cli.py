@@ -28,6 +28,13 @@ def _job_count(text: str) -> int:
     return value
 
 
+def _inventory_target(text: str) -> str:
+    """--inventory PATH as typed: a trailing slash says "folder" (a Path would drop it)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a file (NODE.json) or a folder")
+    return text
+
+
 def _check_arguments(commands) -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="check topology dumps, node bundles and cluster folders")
     check.add_argument("paths", nargs="*", metavar="PATH", help="files, folders, or - for stdin (default: .)")
@@ -76,6 +83,10 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
     check.add_argument("-j", "--jobs", type=_job_count, default=-1, metavar="N",
                        help="processes that check nodes (default: up to 4 for runs of 256 nodes or more, on Linux; "
                             "0: one per CPU); output is the same, memory grows with each")
+    check.add_argument("--inventory", metavar="PATH", type=_inventory_target, default=None,
+                       help="write each node's inventory (docs/fleet.md): PATH.json is the file of the run's one "
+                            "node; any other PATH is a folder with NODE.json per node; `topolint check FOLDER` "
+                            "reads them back")
     check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
     settings = check.add_argument_group("configuration, suppressions and baseline")
     settings.add_argument("--config", type=Path, default=None,

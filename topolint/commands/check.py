@@ -61,6 +61,8 @@ class CheckOptions:
     topology_findings: bool = False  # report the topology's own findings too (topolint live)
     max_total_input: int | None = None  # bytes one run reads (inputs.source.MAX_TOTAL_INPUT_BYTES)
     jobs: int = 1  # processes checking nodes (engine/parallel.py); 0: one per CPU
+    inventory: Path | None = None  # --inventory: build every node's inventory (CheckResult.inventories)
+    progress: object = None  # commands/progress.py RunProgress: the command line's progress line on a terminal
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,7 @@ class CheckResult:
     # path -> fail level, for files whose configuration sets another one than the run's own
     fail_levels: dict[str, str] = field(default_factory=dict)
     reason_required: set[str] = field(default_factory=set)  # files whose suppressions need a reason
+    inventories: dict = field(default_factory=dict)  # node -> fleet Inventory, with CheckOptions.inventory
     options: CheckOptions | None = None  # what ran: the drawings of html and markdown read the inputs again
     plan: Plan | None = None  # the run's own (root) plan
     plans: object = None  # Plans: each folder's configuration (the excludes the inputs were read with)
@@ -392,7 +395,8 @@ def _run_options(options: CheckOptions, plan: Plan):
         ("config", f"nccl-version in {plan.loaded.path.name if plan.loaded.path else 'the configuration'}") \
         if config.nccl_version else ("default", "")
     return RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables),
-                      jobs=options.jobs, nccl_version_origin=origin, nccl_version_named=named)
+                      jobs=options.jobs, nccl_version_origin=origin, nccl_version_named=named,
+                      inventories=options.inventory is not None, progress=options.progress)
 
 
 class _Caches:
@@ -425,8 +429,8 @@ class _Caches:
     def get(self, key: str):
         return self.root.get(key)
 
-    def put(self, *args) -> None:
-        self.root.put(*args)
+    def put(self, *args, **kwargs) -> None:
+        self.root.put(*args, **kwargs)
 
     def findings(self, entry: dict) -> list:
         return self.root.findings(entry)
@@ -579,6 +583,9 @@ def _result(options, plans: Plans, parts: list, findings: list, sources: dict, c
             if rule.code in part.plan.chosen:
                 enabled.setdefault(rule.code, rule)
     internal_errors = [error for part in parts for error in part.run.internal_errors]
+    from topolint.engine.node_groups import group_across_nodes
+
+    group_across_nodes(findings)  # the same finding on many nodes: one group (full and concise print it once)
     report = Report(
         findings=findings,
         rules=[enabled[code] for code in sorted(enabled)],
@@ -589,15 +596,24 @@ def _result(options, plans: Plans, parts: list, findings: list, sources: dict, c
         internal_errors=internal_errors,
     )
     messages += [error.line() for error in internal_errors]
+    if len(collection.nodes) == 1 and collection.nodes[0].inventory is not None:
+        alone = collection.nodes[0]
+        messages.append(f"topolint: {next(iter(alone.sources))}: the inventory of node {alone.name} and no other "
+                        "node to compare it with: the cross-node rules compare two nodes or more")
     notes = collection.notes + topology_notes + [n for part in parts for n in part.notes]
     notes += [f"configuration {part.plan.loaded.path} governs {len(part.sources)} files"
               for part in parts if part.plan is not root]
     levels = {f.path: part.plan.fail_level for part in parts if part.plan.fail_level != root.fail_level
               for f in part.findings}
     reasons = {path for part in parts if part.plan.require_reason for path in part.sources}
+    inventories = {}
+    if options.inventory is not None:  # what the nodes' own files gave (not inventories read back)
+        read_back = {node.name for node in collection.nodes if node.inventory is not None}
+        inventories = {name: inv for part in parts for name, inv in part.run.inventories.items()
+                       if name not in read_back}
     return CheckResult(findings=findings, report=report, fail_level=root.fail_level, nccl_version=str(root.version),
                        config_path=root.loaded.path, notes=notes, messages=messages, fail_levels=levels,
-                       reason_required=reasons, options=options, plan=root, plans=plans)
+                       reason_required=reasons, inventories=inventories, options=options, plan=root, plans=plans)
 
 
 def read_again(result: CheckResult):
@@ -729,7 +745,7 @@ def options_from_args(args) -> CheckOptions:
         update_baseline=args.update_baseline, cross_file=args.cross_file,
         baseline_missing=getattr(args, "baseline_missing", "error"),
         max_total_input=_size(getattr(args, "max_total_input", None)),
-        jobs=getattr(args, "jobs", 1),
+        jobs=getattr(args, "jobs", 1), inventory=Path(args.inventory) if getattr(args, "inventory", None) else None,
     )
 
 
@@ -797,12 +813,31 @@ def cli(args) -> int:
 
     if fix.wants_fix_command(args):
         return fix.cli(args, options, lambda result: _print_result(result, args, outputs))
-    return _print_result(run_check(options), args, outputs)
+    from topolint.commands.progress import terminal_run_progress
+
+    options.progress = None if args.quiet else terminal_run_progress()
+    try:
+        result = run_check(options)
+    finally:
+        if options.progress is not None:
+            options.progress.close()  # erased before the report and the notes
+    return _print_result(result, args, outputs)
 
 
 def _print_result(result: CheckResult, args, outputs) -> int:
     from dataclasses import replace
 
+    if getattr(args, "inventory", None) is not None:
+        from topolint.fleet.files import InventoryTargetError, write_inventories
+
+        try:
+            written = write_inventories(result.inventories, args.inventory)
+        except InventoryTargetError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"cannot write inventory {args.inventory}: {exc.strerror or exc}") from None
+        if not args.quiet:
+            print(f"topolint: wrote {written}", file=sys.stderr)
     for message in result.messages:
         if not args.quiet or message.startswith("topolint: error:"):  # --quiet keeps errors only
             print(message, file=sys.stderr)

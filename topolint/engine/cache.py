@@ -24,12 +24,12 @@ from functools import cached_property
 from pathlib import Path
 
 import topolint
-from topolint.engine.finding import Finding, Related
+from topolint.engine.finding import Finding, FindingGroup, Related
 from topolint.engine.fixes import Fix
 from topolint.model.facts import Location, build
 
 CACHE_DIR_NAME = ".topolint_cache"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: entries keep the node's inventory (docs/fleet.md)
 # An entry is ~14 KB a node; past this the oldest entries go (checked once per run that writes).
 MAX_CACHE_BYTES = 256 * 1024 * 1024
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
@@ -44,6 +44,8 @@ _FINDING_FIELDS = {
     "evidence": (list,), "suppressed": _BOOL, "suppression": _OPT_STR, "justification": _OPT_STR,
     "fingerprint": _STR, "autofix": (dict, type(None)),
 }
+_OPTIONAL_FINDING_FIELDS = {"group": (dict,)}  # written only when set: older entries stay valid
+_GROUP_FIELDS = {"id": _STR, "kind": _STR, "members": (list,), "total": _INT}
 _LOCATION_FIELDS = {"path": _STR, "line": _INT, "column": _INT}
 _EDIT_FIELDS = {"path": _STR, "start": (dict,), "end": (dict,), "content": _STR}
 
@@ -70,7 +72,10 @@ def _rules_fingerprint(rules) -> str:
 
 
 def _finding_dict(finding: Finding) -> dict:
-    data = {f.name: getattr(finding, f.name) for f in fields(finding) if f.name not in ("related", "autofix")}
+    data = {f.name: getattr(finding, f.name) for f in fields(finding)
+            if f.name not in ("related", "autofix", "group")}
+    if finding.group is not None:
+        data["group"] = finding.group.as_dict()
     data["autofix"] = finding.autofix.cache_dict() if finding.autofix else None
     data["related"] = [
         {"location": {"path": r.location.path, "line": r.location.line, "column": r.location.column},
@@ -119,14 +124,25 @@ class ResultCache:
             if not _valid_entry(entry):
                 return None
             entry["findings"] = self.findings(entry)
+            if entry.setdefault("inventory", None) is not None:  # written only when the run built one
+                from topolint.fleet.inventory import inventory_from_plain
+
+                entry["inventory"] = inventory_from_plain(entry["inventory"])
         except (OSError, ValueError, RecursionError, TypeError, KeyError, AttributeError):
             return None
         return entry
 
     def put(self, key: str, findings: list[Finding], notes: list[str], ran: set[str],
-            collect_notes: list[str]) -> None:
+            collect_notes: list[str], inventory=None) -> None:
+        """``inventory``: the node's fleet inventory, when the run built one (the cluster stage of a
+        warm run reads it from here)."""
+        plain = None
+        if inventory is not None:
+            from topolint.fleet.inventory import inventory_plain
+
+            plain = inventory_plain(inventory)
         entry = {"findings": [_finding_dict(f) for f in findings], "notes": notes, "ran": sorted(ran),
-                 "collect_notes": collect_notes}
+                 "collect_notes": collect_notes, "inventory": plain}
         path = self._path(key)
         try:
             self._prepare()
@@ -159,7 +175,8 @@ class ResultCache:
                                via=tuple(r["via"]) if "via" in r else None)
                        for r in data.pop("related")]
             autofix = Fix.from_dict(data.pop("autofix", None))
-            restored.append(Finding(related=related, autofix=autofix, **data))
+            group = FindingGroup.from_dict(data.pop("group", None))
+            restored.append(Finding(related=related, autofix=autofix, group=group, **data))
         return restored
 
 
@@ -180,16 +197,22 @@ def _valid_fix(fix) -> bool:
                 and isinstance(e.get("expected", ""), str) for e in edits))
 
 
+def _valid_group(group) -> bool:
+    return group is None or (_fields_match(group, _GROUP_FIELDS) and set(group) == set(_GROUP_FIELDS)
+                             and all(isinstance(m, str) for m in group["members"]) and group["members"])
+
+
 def _valid_entry(entry) -> bool:
     """True when ``entry`` has exactly the shape ``put`` writes."""
-    if not isinstance(entry, dict) or set(entry) != {"findings", "notes", "ran", "collect_notes"}:
+    if not isinstance(entry, dict) or set(entry) - {"inventory"} != {"findings", "notes", "ran", "collect_notes"}:
         return False
     if not all(isinstance(entry[k], list) and all(isinstance(x, str) for x in entry[k])
                for k in ("notes", "ran", "collect_notes")):
         return False
     findings = entry["findings"]
     return isinstance(findings, list) and all(
-        _fields_match(f, _FINDING_FIELDS) and set(f) <= set(_FINDING_FIELDS)
+        _fields_match(f, _FINDING_FIELDS) and set(f) <= set(_FINDING_FIELDS) | set(_OPTIONAL_FINDING_FIELDS)
+        and _valid_group(f.get("group"))
         and all(isinstance(e, str) for e in f["evidence"])
         and all(_fields_match(r, {"location": (dict,), "entity": _STR, "message": _STR})
                 and _fields_match(r["location"], _LOCATION_FIELDS)

@@ -105,4 +105,9 @@ def _summary_text(report: Report) -> str:
         return f"All checks passed ({hidden})." if hidden else "All checks passed."
     noun = "finding" if total == 1 else "findings"
     line = f"Found {total} {noun} ({counts['error']} error, {counts['warning']} warning, {counts['info']} info)"
+    from topolint.engine.node_groups import shown_once
+
+    repeated = shown_once(report.findings)[1]
+    if repeated:  # the human formats print a finding repeated on several nodes once
+        line += f", {total - repeated} printed: the same finding on several nodes is printed once, with its nodes"
     return f"{line}; {hidden}." if hidden else f"{line}."

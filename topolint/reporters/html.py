@@ -18,6 +18,7 @@ from pathlib import Path
 from topolint import __version__
 from topolint.model.entities import parse_entity
 from topolint.reporters import Report
+from topolint.reporters._group import group_line, repeated_note
 from topolint.reporters._text import visible
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -65,6 +66,7 @@ def _page(**context) -> str:
 
     digest = base64.b64encode(hashlib.sha256(FILTER_SCRIPT.encode()).digest()).decode()
     context.setdefault("estimate_findings", [])
+    context.setdefault("findings_total", len(context.get("findings", [])))
     template = _environment().get_template("report.html.j2")
     return template.render(tool_version=__version__, script=Markup(FILTER_SCRIPT), script_hash=f"sha256-{digest}",
                            **context)
@@ -75,7 +77,7 @@ def _finding(f, index: int, anchors: dict[str, str]) -> dict:
     return {"id": f"f-{index}", "severity": f.severity, "code": f.code, "slug": f.slug,
             "where": f"{f.path}:{f.line}" + (f":{f.column}" if f.column else ""), "node": f.node,
             "entity": f.entity, "message": f.message, "evidence": list(f.evidence), "related": related,
-            "fix": f.fix, "drawn": anchors.get(f.node)}
+            "fix": f.fix, "drawn": anchors.get(f.node), "group": group_line(f.group) if f.group else None}
 
 
 def _label(diagram, entity: str | None) -> str:
@@ -147,11 +149,16 @@ def _picture(picture, index: int, finding_ids: dict[int, str]) -> dict:
 
 def render_html(report: Report) -> str:
     """`check --format html`."""
+    from topolint.engine.node_groups import shown_once
+
     pictures = list(getattr(report, "pictures", []) or [])
     anchors = {p.node: f"node-{i}" for i, p in enumerate(pictures)}
     active = [f for f in report.findings if not f.suppressed]
-    findings = [_finding(f, i, anchors) for i, f in enumerate(active)]
-    ids = {id(f): row["id"] for f, row in zip(active, findings)}
+    shown, repeated = shown_once(active)  # a finding repeated on many nodes: one row, with its nodes
+    findings = [_finding(f, i, anchors) for i, f in enumerate(shown)]
+    row_of_group = {f.group.id: row["id"] for f, row in zip(shown, findings) if f.group is not None}
+    ids = {id(f): row["id"] for f, row in zip(shown, findings)}
+    ids.update((id(f), row_of_group[f.group.id]) for f in active if id(f) not in ids and f.group is not None)
     counts = report.counts()
     hidden = [f for f in report.findings if f.suppressed]
     summary = {**counts, "total": sum(counts.values()),
@@ -159,9 +166,10 @@ def render_html(report: Report) -> str:
                "baselined": sum(1 for f in hidden if f.suppression == "external"),
                "nodes": len({f.node for f in report.findings} | {p.node for p in pictures}),
                "unreadable": report.unreadable, "internal_errors": [e.line() for e in report.internal_errors],
-               "not_drawn": getattr(report, "not_drawn", 0)}
+               "not_drawn": getattr(report, "not_drawn", 0), "repeated": repeated_note(len(active), repeated)}
     return _page(kind="check", title="topolint report", nccl_version=report.nccl_version, summary=summary,
-                 findings=findings, pictures=[_picture(p, i, ids) for i, p in enumerate(pictures)], estimates=[])
+                 findings=findings, findings_total=len(active),
+                 pictures=[_picture(p, i, ids) for i, p in enumerate(pictures)], estimates=[])
 
 
 def render_node_html(picture, findings: list, nccl_version: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from topolint import __version__
 from topolint.reporters import Report
+from topolint.reporters._group import group_document
 from topolint.reporters._json_text import dumps_indented
 
 JSON_FORMAT_VERSION = 1
@@ -33,6 +34,7 @@ def finding_dict(f) -> dict:
         "suppressed": f.suppressed,
         **({"suppression": f.suppression or "inSource", "justification": f.justification or ""}
            if f.suppressed else {}),
+        **({"group": group_document(f.group)} if f.group is not None else {}),
     }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from topolint.reporters import Report
+from topolint.reporters._group import group_line, repeated_note
 from topolint.reporters._text import visible
 
 MAX_ROWS = 100  # a job summary is at most 1 MiB; the rest are counted
@@ -25,7 +26,10 @@ def cell(text) -> str:
 
 
 def render_markdown(report: Report) -> str:
+    from topolint.engine.node_groups import shown_once
+
     active = [f for f in report.findings if not f.suppressed]
+    rows, repeated = shown_once(active)  # a finding repeated on many nodes: one row, with its nodes
     counts = report.counts()
     total = sum(counts.values())
     out = [f"## topolint: {total} finding{'s' if total != 1 else ''}" if total else "## topolint: all checks passed",
@@ -36,11 +40,14 @@ def render_markdown(report: Report) -> str:
         out += ["An input could not be read (TL001): the run exits 2.", ""]
     if active:
         out += ["| severity | rule | where | finding |", "|---|---|---|---|"]
-        for f in active[:MAX_ROWS]:
+        for f in rows[:MAX_ROWS]:
             where = f"{f.path}:{f.line}" + (f":{f.column}" if f.column else "")
-            out.append(f"| {f.severity} | {cell(f.code)} | {cell(where)} | {cell(f.message)} |")
-        if len(active) > MAX_ROWS:
-            out.append(f"\n{len(active) - MAX_ROWS} more findings are not listed; see the full report.")
+            shown = f.message + (f" (group: {group_line(f.group)})" if f.group is not None else "")
+            out.append(f"| {f.severity} | {cell(f.code)} | {cell(where)} | {cell(shown)} |")
+        if len(rows) > MAX_ROWS:
+            out.append(f"\n{len(rows) - MAX_ROWS} more rows are not listed; see the full report.")
+        if repeated:
+            out.append(f"\n{repeated_note(len(active), repeated)}.")
         out.append("")
     pictures = list(getattr(report, "pictures", []) or [])
     shown = min(pictures, key=lambda p: p.worst, default=None) if pictures else None
