@@ -38,8 +38,13 @@ sys.path.insert(0, str(ROOT))  # measure this checkout's topolint, in-process an
 GPUS, NICS = 8, 8
 
 
-def topo_xml(node: int) -> str:
+def topo_xml(node: int, nvlinks=None, nic_speed=None, gpu_present=None, nic_present=None) -> str:
+    """The node's NCCL dump; the optional functions of the GPU number (0-7) change it (benchmarks/fleet.py):
+    ``nvlinks(g)`` its NVLink count (0: none), ``nic_speed(g)`` its NIC's Mb/s, ``gpu_present(g)`` and
+    ``nic_present(g)`` whether the GPU and its NIC are there (a GPU after a missing one gets the next dev)."""
+    nvlinks = nvlinks or (lambda g: 0 if node % 97 == 5 and g == 3 else 18)
     out = ['<system version="1">']
+    dev = 0
     for cpu in range(2):
         affinity = "ffffffff,ffffffff,00000000,00000000" if cpu else "00000000,00000000,ffffffff,ffffffff"
         out.append(f'  <cpu host_hash="0x{node:08x}" numaid="{cpu}" affinity="{affinity}" arch="x86_64" '
@@ -51,16 +56,21 @@ def topo_xml(node: int) -> str:
             for k in range(2):
                 g = cpu * 4 + switch * 2 + k
                 gbus = top + 8 + k * 2
-                nvlink = "" if (node % 97 == 5 and g == 3) else (
-                    '\n        <nvlink target="fffffff:ff:ff.0" count="18" tclass="0x068000"/>')
-                out.append(f'      <pci busid="0000:{gbus:02x}:00.0" class="0x030200" vendor="0x10de" '
-                           f'device="0x2330" link_speed="32.0 GT/s PCIe" link_width="16">')
-                out.append(f'        <gpu dev="{g}" sm="90" rank="{g}" gdr="1">{nvlink}\n        </gpu>')
-                out.append('      </pci>')
+                count = nvlinks(g)
+                nvlink = f'\n        <nvlink target="fffffff:ff:ff.0" count="{count}" tclass="0x068000"/>' if count else ""
+                if gpu_present is None or gpu_present(g):
+                    out.append(f'      <pci busid="0000:{gbus:02x}:00.0" class="0x030200" vendor="0x10de" '
+                               f'device="0x2330" link_speed="32.0 GT/s PCIe" link_width="16">')
+                    out.append(f'        <gpu dev="{dev}" sm="90" rank="{dev}" gdr="1">{nvlink}\n        </gpu>')
+                    out.append('      </pci>')
+                    dev += 1
+                if nic_present is not None and not nic_present(g):
+                    continue
                 nbus = gbus + 1
+                speed = nic_speed(g) if nic_speed else 400000
                 out.append(f'      <pci busid="0000:{nbus:02x}:00.0" class="0x020700" vendor="0x15b3" '
                            f'device="0x1021" link_speed="32.0 GT/s PCIe" link_width="16">')
-                out.append(f'        <nic>\n          <net name="mlx5_{g}" dev="{g}" speed="400000" port="1" '
+                out.append(f'        <nic>\n          <net name="mlx5_{g}" dev="{g}" speed="{speed}" port="1" '
                            f'latency="0.000000" guid="0x{node:04x}{g:02x}" maxconn="131072" gdr="1"/>\n        </nic>')
                 out.append('      </pci>')
             out.append('    </pci>')

@@ -58,6 +58,16 @@ def assert_snapshot(name: str, actual: str) -> None:
     assert actual == path.read_text(encoding="utf-8"), f"snapshot {name} differs (TOPOLINT_UPDATE_SNAPSHOTS=1 to accept)"
 
 
+def load_benchmark(name: str):
+    """A script of benchmarks/ as a module (its generators make the test clusters and fleets)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture
 def corpus() -> Path:
     if not CORPUS.is_dir():

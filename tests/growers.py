@@ -313,6 +313,49 @@ def _launcher(n: int) -> str:
     return "import os\n" + "".join(f'os.environ["NCCL_X{i}"] = "v{i}"\n' for i in range(n))
 
 
+def _inventory(n: int) -> str:
+    """A node inventory (docs/fleet.md) of n RDMA ports, each with its values and lines."""
+    ports = ",\n".join(
+        f'    {{"name": "mlx5_{i}:1", "rate_gbps": {{"value": 400, "path": "n/ibstat.txt", "line": {i * 9 + 5}}}, '
+        f'"firmware": {{"value": "28.39.{i}", "path": "n/ibstat.txt", "line": {i * 9 + 3}}}}}'
+        for i in range(n))
+    return ('{\n  "topolint_inventory": 1,\n  "node": "n",\n'
+            f'  "nic_ports": {{"value": {n}, "path": "n/ibstat.txt", "line": 1}},\n  "nics": [\n{ports}\n  ]\n}}\n')
+
+
+def _driver_version(n: int) -> str:
+    """A paste: n shell lines echoed before /proc/driver/nvidia/version's first line."""
+    return "".join(f"$ echo {i}\n" for i in range(n)) + \
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"
+
+
+def _smi_version(n: int) -> str:
+    return "NVIDIA-SMI version  : 550.54.15\n" + "".join(f"NVML version        : 550.{i}\n" for i in range(n)) + \
+        "DRIVER version      : 550.54.15\nCUDA Version        : 12.4\n"
+
+
+def _ofed_info(n: int) -> str:
+    """Full ``ofed_info``: the release line, then its package list."""
+    return "MLNX_OFED_LINUX-23.10-1.1.9.0 (OFED-23.10-1.1.9):\n" + "".join(f"pkg{i}-1.{i}\n" for i in range(n))
+
+
+def _kernel_version(n: int) -> str:
+    return "Linux version 5.15.0-105-generic (buildd@x) (gcc 11.4.0) #115-Ubuntu SMP\n" + "".join(
+        f"$ uname -{i}\n" for i in range(n))
+
+
+def _proc_modules(n: int) -> str:
+    return "".join(f"mod_{i} {16384 + i} {i % 3} - Live 0x0000000000000000 (OE)\n" for i in range(n))
+
+
+def _lsmod(n: int) -> str:
+    return "Module                  Size  Used by\n" + "".join(f"mod_{i}  {16384 + i}  {i % 3}\n" for i in range(n))
+
+
+def _module_versions(n: int) -> str:
+    return "".join(f"/sys/module/mod_{i}/version:1.{i}.0\n" for i in range(n))
+
+
 def _workflow(n: int) -> str:
     """A GitHub Actions job of n steps, each with env, a run script and a $GITHUB_ENV line."""
     head = "on: [push]\nenv:\n  NCCL_DEBUG: WARN\njobs:\n  test:\n    runs-on: gpu\n    steps:\n"
@@ -368,6 +411,14 @@ GROWERS: tuple[Grower, ...] = (
     Grower("deepspeed-env", _named(_joined(setting_line), "deepspeed_env_lines"), 200),
     Grower("config-yaml", _pod, 150),
     Grower("python", _launcher, 150),
+    Grower("topolint-inventory", _inventory, 40),
+    Grower("nvidia-driver-version", _driver_version, 200, distinct=False),  # lines before the one read
+    Grower("nvidia-smi-version", _smi_version, 200, distinct=False),
+    Grower("ofed-info", _ofed_info, 200, distinct=False),
+    Grower("kernel-version", _kernel_version, 200, distinct=False),
+    Grower("kernel-modules", _proc_modules, 200),
+    Grower("kernel-modules", _lsmod, 200),
+    Grower("module-versions", _module_versions, 200),
     Grower("github-actions", _workflow, 40),
 )
 

@@ -138,7 +138,10 @@ def test_check_reads_a_bundle_as_one_node_and_reports_missing_evidence(stand_ins
                             "lstopo.xml", "nvidia-smi-nvlink.txt", "dmi-product-name.txt",
                             # the fabric rows: not on the stand-ins' PATH (per-interface rows are skipped)
                             "ibstat.txt", "ibv_devinfo.txt", "ibdev2netdev.txt", "show_gids.txt", "ip-addr.json",
-                            "ip-route.json", "mountinfo.txt"}
+                            "ip-route.json", "mountinfo.txt",
+                            # the version rows (FLEET003): cat is refused, ofed_info and grep are missing
+                            "nvidia-driver-version.txt", "ofed-info.txt", "proc-version.txt", "modules.txt",
+                            "module-versions.txt"}
     assert "timed out" in partial["dmesg.txt"]["message"]
     assert partial["dmesg.txt"]["path"] == "node17/topolint-bundle.json"
     assert partial["dmesg.txt"]["line"] > 1

@@ -197,7 +197,7 @@ def test_pyproject_errors_name_the_tool_table(project):
 
 def test_schema_in_docs_is_current():
     assert SCHEMA.read_text(encoding="utf-8") == config_module.schema_text(), \
-        "docs/config.schema.json is stale: run `python -m topolint.config`"
+        "docs/config.schema.json is stale: run `python -m topolint.config > docs/config.schema.json`"
 
 
 def test_schema_accepts_a_full_config_and_rejects_bad_keys():

@@ -59,9 +59,9 @@ def test_graph_export_without_networkx_says_how_to_get_it():
     assert "pip install 'topolint[graph]'" in done.stdout, done.stdout + done.stderr
 
 
-def test_jinja2_loads_only_to_render_documentation():
+def test_jinja2_loads_only_to_render_documentation_and_the_html_report():
     importers = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "topolint").rglob("*.py")
                        if "import jinja2" in p.read_text(encoding="utf-8"))
-    assert importers == ["topolint/docs.py"]
+    assert importers == ["topolint/docs.py", "topolint/reporters/html.py"]
     done = _run_without("jinja2", "check", "fixtures/samples/dgx-like-2socket-dump.xml", "--isolated")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr

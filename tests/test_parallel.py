@@ -3,17 +3,14 @@ the result cache, with unreadable inputs and parser bugs, in every format (engin
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import load_benchmark, run_cli
 
 from topolint.engine import parallel
 
-_SPEC = importlib.util.spec_from_file_location("scale_benchmark", ROOT / "benchmarks" / "scale.py")
-scale = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(scale)
+scale = load_benchmark("scale")
 
 
 @pytest.fixture(scope="module")

@@ -1,15 +1,19 @@
-"""The pre-commit hooks, run for real with `pre-commit try-repo` in a temporary git repository.
+"""The pre-commit hooks, run for real by `pre-commit run` (and `pre-commit try-repo`, as the README
+says) in temporary git repositories.
 
 Slow (pre-commit builds a virtualenv and pip-installs topolint into it, which needs the package
 index for the build backend and dependencies); marked slow and run in CI. The hook repository is
 a fresh git repository holding this working tree's files, so uncommitted and untracked changes
-(a new hook definition) are what gets tested.
+(a new hook definition) are what gets tested. It is made once a session and tagged with the
+version, and every test but the try-repo one names it at that tag, so pre-commit installs the
+hooks' environment once for them all (try-repo builds its own): 2 installs where there were 9.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -58,20 +62,44 @@ def _pre_commit() -> list[str]:
     return [sys.executable, "-m", "pre_commit"]
 
 
-@pytest.fixture(scope="module")
+def _shared_folder(tmp_path_factory) -> Path:
+    """A folder every xdist worker of this session shares (pre-commit locks its own store)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory) -> Path:
-    repo = tmp_path_factory.mktemp("hook-repo")
+    """This working tree committed in a git repository of its own and tagged v<version>: built once
+    per session (all workers share it, so pre-commit installs the hooks' environment once)."""
+    import fcntl
+    import hashlib
+
+    from topolint import __version__
+
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                             check=True, capture_output=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, repo / name)
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "hooks under test")
+    files = sorted(name for name in filter(None, listed) if (ROOT / name).is_file())
+    digest = hashlib.sha256()
+    for name in files:
+        digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
+    shared = _shared_folder(tmp_path_factory)
+    repo = shared / f"hook-repo-{digest.hexdigest()[:16]}"
+    with open(shared / "hook-repo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (repo / ".git").is_dir():
+            for name in files:
+                (repo / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / name, repo / name)
+            _git(repo, "init", "-q")
+            _git(repo, "add", "-A")
+            _git(repo, "commit", "-q", "-m", "hooks under test")
+            _git(repo, "tag", f"v{__version__}")
     return repo
+
+
+def _home(tmp_path_factory) -> str:
+    return str(_shared_folder(tmp_path_factory) / "pre-commit-home")
 
 
 @pytest.fixture
@@ -87,14 +115,41 @@ def target(tmp_path) -> Path:
     return repo
 
 
-def try_repo(hook_repo: Path, target: Path, hook: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path.parent / "pre-commit-home")}
-    return subprocess.run([*_pre_commit(), "try-repo", str(hook_repo), hook, "--all-files", "--verbose"],
-                          cwd=target, env=env, capture_output=True, text=True, timeout=900)
+@pytest.fixture
+def run_hook(hook_repo, tmp_path, tmp_path_factory):
+    """``run_hook(target, hook)``: the hook of this working tree (the tagged hook repository) run on
+    every file of ``target`` by ``pre-commit run``, from a configuration outside ``target``. Every
+    call shares one installed environment (``pre-commit try-repo`` would build one per call)."""
+    from topolint import __version__
+
+    def run(target: Path, hook: str) -> subprocess.CompletedProcess:
+        config = tmp_path / f"pre-commit-{hook}.yaml"
+        config.write_text(f"repos:\n  - repo: {hook_repo}\n    rev: v{__version__}\n    hooks:\n      - id: {hook}\n",
+                          encoding="utf-8")
+        env = {**os.environ, "PRE_COMMIT_HOME": _home(tmp_path_factory)}
+        return subprocess.run([*_pre_commit(), "run", hook, "--all-files", "--verbose", "-c", str(config)],
+                              cwd=target, env=env, capture_output=True, text=True, timeout=900)
+
+    return run
 
 
-def test_per_file_hook(hook_repo, target, tmp_path):
-    result = try_repo(hook_repo, target, "topolint", tmp_path)
+def test_try_repo_as_the_readme_says(hook_repo, target, tmp_path_factory):
+    """README: `pre-commit try-repo /path/to/topolint topolint --all-files`, the path being a clone."""
+    from readme_snippets import snippets_for
+
+    (snippet,) = snippets_for("tests/test_precommit.py::test_try_repo_as_the_readme_says")
+    command = shlex.split(snippet.replace("/path/to/topolint", str(hook_repo)))
+    assert command[:2] == ["pre-commit", "try-repo"]
+    env = {**os.environ, "PRE_COMMIT_HOME": _home(tmp_path_factory)}
+    result = subprocess.run([*_pre_commit(), *command[1:]], cwd=target, env=env, capture_output=True, text=True,
+                            timeout=900)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "topo/node1.xml" in output and "NUMA001" in output
+
+
+def test_per_file_hook(run_hook, target):
+    result = run_hook(target, "topolint")
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert "topo/node1.xml" in output and "NUMA001" in output
@@ -102,28 +157,28 @@ def test_per_file_hook(hook_repo, target, tmp_path):
     # The config's excludes apply to the files pre-commit names (--force-exclude).
     (target / ".topolint.toml").write_text('extend-exclude = ["topo"]\n', encoding="utf-8")
     _git(target, "add", "-A")
-    result = try_repo(hook_repo, target, "topolint", tmp_path)
+    result = run_hook(target, "topolint")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_project_hook_reports_only_cross_file_findings(hook_repo, target, tmp_path):
+def test_project_hook_reports_only_cross_file_findings(run_hook, target):
     # topo/node1.xml alone: a per-file finding (NUMA001), which is the per-file hook's.
-    result = try_repo(hook_repo, target, "topolint-project", tmp_path)
+    result = run_hook(target, "topolint-project")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "NUMA001" not in result.stdout + result.stderr
     shutil.copytree(DISAGREE, target / "node2")
     _git(target, "add", "-A")
-    result = try_repo(hook_repo, target, "topolint-project", tmp_path)
+    result = run_hook(target, "topolint-project")
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert {code for code, _, _ in _reported(output)} == {"TL003"}, output
 
 
-def test_both_hooks_never_report_a_finding_twice(hook_repo, target, tmp_path):
+def test_both_hooks_never_report_a_finding_twice(run_hook, target):
     shutil.copytree(DISAGREE, target / "node2")
     _git(target, "add", "-A")
-    per_file = try_repo(hook_repo, target, "topolint", tmp_path)
-    project = try_repo(hook_repo, target, "topolint-project", tmp_path)
+    per_file = run_hook(target, "topolint")
+    project = run_hook(target, "topolint-project")
     from_file, from_project = _reported(per_file.stdout), _reported(project.stdout)
     assert {c for c, _, _ in from_file} >= {"NUMA001"} and {c for c, _, _ in from_project} == {"TL003"}
     assert not from_file & from_project, (per_file.stdout, project.stdout)
@@ -148,31 +203,37 @@ def _reported(output: str) -> set[tuple[str, str, int]]:
     return found
 
 
-def test_infra_repo_through_pre_commit_gives_exactly_the_table(hook_repo, infra_repo, tmp_path):
+def test_infra_repo_through_pre_commit_gives_exactly_the_table(run_hook, infra_repo):
     from test_config_lint import _expected
 
     expected, _ = _expected()
-    result = try_repo(hook_repo, infra_repo, "topolint", tmp_path)
+    result = run_hook(infra_repo, "topolint")
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert _reported(output) == expected, output
     # No setting there is judged against a topology: the project hook has nothing to add.
-    project = try_repo(hook_repo, infra_repo, "topolint-project", tmp_path)
+    project = run_hook(infra_repo, "topolint-project")
     assert project.returncode == 0 and not _reported(project.stdout), project.stdout + project.stderr
 
 
 # --- the README's snippets, as written ---------------------------------------------------------
 
-def _readme_configs() -> tuple[dict, str, dict]:
-    yaml = pytest.importorskip("yaml")
-    from readme_snippets import blocks
+REMOTE = "tests/test_precommit.py::test_readme_remote_snippet_with_the_project_hook"
+LOCAL = "tests/test_precommit.py::test_readme_local_snippet"
 
-    remote, project, local = blocks("pre-commit", "yaml")
-    return yaml.safe_load(remote), project, yaml.safe_load(local)
+
+def _readme_configs() -> tuple[str, dict, str, str, dict]:
+    """The README's remote configuration (text and parsed), the project hook's lines, the local one."""
+    yaml = pytest.importorskip("yaml")
+    from readme_snippets import snippets_for
+
+    remote, project = snippets_for(REMOTE)
+    (local,) = snippets_for(LOCAL)
+    return remote, yaml.safe_load(remote), project, local, yaml.safe_load(local)
 
 
 def test_readme_rev_names_a_ref_of_this_repository():
-    remote, _, _ = _readme_configs()
+    _, remote, _, _, _ = _readme_configs()
     (repo,) = remote["repos"]
     from topolint import __version__
 
@@ -190,26 +251,34 @@ def test_readme_rev_names_a_ref_of_this_repository():
     assert tagged.returncode == 0 and "id: topolint" in tagged.stdout, "the tagged commit has no hooks"
 
 
-def _run_config(target: Path, config: str, tmp_path: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+def test_readme_local_hook_is_the_packaged_hook():
+    """Why: the documented local hook matched fewer files than the packaged one (no nccl.conf, no *.dockerfile)."""
+    yaml = pytest.importorskip("yaml")
+    _, _, _, _, local = _readme_configs()
+    (hook,) = local["repos"][0]["hooks"]
+    packaged = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    assert hook["files"] == packaged["topolint"]["files"]
+    assert hook["entry"] == packaged["topolint"]["entry"]
+    pattern = re.compile(hook["files"])
+    assert pattern.search("etc/nccl.conf") and pattern.search("docker/train.dockerfile")
+
+
+def _run_config(target: Path, config: str, tmp_path_factory, env: dict | None = None) -> subprocess.CompletedProcess:
     (target / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
     _git(target, "add", "-A")
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path.parent / "pre-commit-home"), **(env or {})}
+    env = {**os.environ, "PRE_COMMIT_HOME": _home(tmp_path_factory), **(env or {})}
     return subprocess.run([*_pre_commit(), "run", "--all-files"], cwd=target, env=env, capture_output=True,
                           text=True, timeout=900)
 
 
-def test_readme_remote_snippet_with_the_project_hook(hook_repo, target, tmp_path):
+def test_readme_remote_snippet_with_the_project_hook(hook_repo, target, tmp_path_factory):
     """The snippet as written, but for its URL (the public network): the hook repository is this
-    working tree, tagged with the snippet's rev."""
-    remote, project, _ = _readme_configs()
+    working tree, tagged with the snippet's rev (the environment the other tests installed)."""
+    text, remote, project, _, _ = _readme_configs()
     (repo,) = remote["repos"]
-    _git(hook_repo, "tag", "-f", repo["rev"])
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    snippet = readme[readme.index("# .pre-commit-config.yaml\nrepos:\n  - repo: https://"):]
-    snippet = snippet[:snippet.index("```")] + project
-    config = snippet.replace(repo["repo"], str(hook_repo))
+    config = (text + project).replace(repo["repo"], str(hook_repo))
     shutil.copytree(DISAGREE, target / "cluster" / "node2")  # the snippet's args: ["cluster/"]
-    result = _run_config(target, config, tmp_path)
+    result = _run_config(target, config, tmp_path_factory)
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     reported = [line for line in output.splitlines() if re.match(r"^\S+:\d+(:\d+)?: [A-Z]+\d{3} ", line)]
@@ -217,18 +286,15 @@ def test_readme_remote_snippet_with_the_project_hook(hook_repo, target, tmp_path
     assert len(reported) == len(set(reported)), "a finding was reported twice"
 
 
-def test_readme_local_snippet(target, tmp_path):
+def test_readme_local_snippet(target, tmp_path, tmp_path_factory):
     """`repo: local` runs the installed topolint; here a shim runs this working tree's."""
-    _, _, local = _readme_configs()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    snippet = readme[readme.index("# .pre-commit-config.yaml\nrepos:\n  - repo: local"):]
-    snippet = snippet[:snippet.index("```")]
+    _, _, _, snippet, local = _readme_configs()
     assert local["repos"][0]["hooks"][0]["language"] == "system"
     shim = tmp_path / "bin"
     shim.mkdir()
     (shim / "topolint").write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m topolint \"$@\"\n")
     (shim / "topolint").chmod(0o755)
-    result = _run_config(target, snippet, tmp_path, {"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"})
+    result = _run_config(target, snippet, tmp_path_factory, {"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"})
     output = result.stdout + result.stderr
     assert result.returncode == 1 and "topo/node1.xml" in output and "NUMA001" in output, output
     assert "TL002" not in output

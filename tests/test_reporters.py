@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 import pytest
 from conftest import FIXTURES, ROOT, run_cli
 
-from topolint.engine.finding import Finding, Related
+from topolint.engine.finding import Finding, FindingGroup, Related
 from topolint.engine.rule import load_rules
 from topolint.model.facts import Location
 from topolint.reporters import Report, render
@@ -160,8 +160,9 @@ def test_constructed_report_is_valid(tmp_path, monkeypatch, sarif_validator):
 def test_related_location_is_linked_in_message():
     document = cli_sarif(BAD_PXN.relative_to(ROOT))
     result = document["runs"][0]["results"][0]
-    assert result["message"]["text"].endswith(" See [NIC mlx5_0:1](1).")
-    assert [r["id"] for r in result["relatedLocations"]] == [1]
+    # The nearest NIC, then the PXN route to the same NIC (each related line is linked by its entity).
+    assert result["message"]["text"].endswith(" See [NIC mlx5_0:1](1), [NIC mlx5_0:1](2).")
+    assert [r["id"] for r in result["relatedLocations"]] == [1, 2]
     assert result["relatedLocations"][0]["message"]["text"]
     assert result["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] >= 1
 
@@ -267,3 +268,104 @@ def test_json_constructed_report_matches_schema(tmp_path, json_validator):
     document["findings"][0]["severity"] = "fatal"
     document["findings"][0]["surprise"] = 1
     assert len(errors(json_validator, document)) == 2
+
+
+# --- finding groups (engine/finding.py FindingGroup) in every format --------------------------
+
+MEMBERS = [f"n1/cpu/{i}" for i in range(25)]
+
+
+def grouped(**kw) -> Finding:
+    group = FindingGroup.of("members", MEMBERS, key="NUMA005")
+    return finding(entity=group.members[0], group=group, **kw)
+
+
+def test_group_is_stable_capped_and_counts_every_member():
+    group = FindingGroup.of("members", MEMBERS + MEMBERS[:3], key="NUMA005")
+    assert group.total == 25 and len(group.members) == 20 and group.members[0] == "n1/cpu/0"
+    assert group == FindingGroup.of("members", MEMBERS, key="NUMA005")  # same members, same id
+    assert group.id != FindingGroup.of("members", MEMBERS, key="NUMA006").id
+    assert group.id != FindingGroup.of("members", MEMBERS[:24], key="NUMA005").id  # a member left out of the list counts
+    assert FindingGroup.from_dict(group.as_dict()) == group
+
+
+def test_group_in_full_format(tmp_path):
+    text = render("full", report([grouped()], tmp_path))
+    line = next(line for line in text.splitlines() if line.startswith("  = group: "))
+    group = grouped().group
+    assert line == (f"  = group: 25 members: {', '.join(MEMBERS[:20])} and 5 more (group {group.id})")
+    assert text.index("  = entity: n1/cpu/0") < text.index("  = group: ")
+
+
+def test_group_in_concise_format(tmp_path):
+    text = render("concise", report([grouped(), finding(line=9)], tmp_path))
+    assert text.splitlines()[0] == "topo.xml:3:5: NUMA001 [error] GPU 0 crosses the socket [group of 25 members]"
+    assert text.splitlines()[1].endswith("GPU 0 crosses the socket")  # no group, no suffix
+
+
+def test_group_in_github_format(tmp_path):
+    line = render("github", report([grouped()], tmp_path)).splitlines()[0]
+    assert line.startswith("::error file=topo.xml,line=3,col=5,title=NUMA001 gpu-nic-cross-socket::"
+                           "GPU 0 crosses the socket (group: 25 members: n1/cpu/0, n1/cpu/1,")
+    assert line.endswith(f" and 5 more (group {grouped().group.id}))")
+
+
+def test_group_in_json_format(tmp_path, json_validator):
+    document = json.loads(render("json", report([grouped(), finding(line=9)], tmp_path)))
+    assert errors(json_validator, document) == []
+    first, second = document["findings"]
+    assert first["group"] == {"id": grouped().group.id, "kind": "members", "members": MEMBERS[:20], "total": 25}
+    assert first["entity"] == "n1/cpu/0" and "group" not in second  # ungrouped findings are unchanged
+    first["group"]["kind"] = "pairs"
+    assert errors(json_validator, document)  # the schema knows the kinds
+
+
+def test_group_in_sarif_format(tmp_path, sarif_validator):
+    document = sarif_of(report([grouped(), finding(line=9)], tmp_path))
+    assert errors(sarif_validator, document) == []
+    assert github_subset_problems(document) == []
+    first, second = document["runs"][0]["results"]
+    assert first["properties"]["group"]["total"] == 25
+    assert first["properties"]["group"]["members"] == MEMBERS[:20]
+    assert first["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == "n1/cpu/0"
+    assert "properties" not in second
+
+
+def test_group_in_html_and_markdown_formats(tmp_path):
+    group = grouped().group
+    wanted = f"group: 25 members: {', '.join(MEMBERS[:20])} and 5 more (group {group.id})"
+    page = render("html", report([grouped(), finding(line=9)], tmp_path))
+    assert page.count(wanted) == 1 and page.count('<tr id="f-') == 2
+    rows = [line for line in render("markdown", report([grouped(), finding(line=9)], tmp_path)).splitlines()
+            if line.startswith("| error | NUMA001")]
+    assert len(rows) == 2 and wanted.replace("_", "\\_") in rows[0] and "group" not in rows[1]
+
+
+def test_grouped_hit_is_reported_on_its_first_member():
+    from topolint.engine.finding import Hit, entity_fingerprint
+    from topolint.engine.runner import to_finding
+
+    rule = next(r for r in load_rules() if r.code == "NUMA005")
+    group = FindingGroup.of("members", ["n1/cpu/3", "n1/cpu/1"], key=rule.code)
+    hit = Hit(entity="n1/cpu/1", location=Location(path="t.xml", line=2, column=1),
+              fields={"numa": "NUMA 3", "affinity": "f", "others": "NUMA 1", "other_affinity": "f", "count": 4,
+                      "cpus": "0-3", "own_count": 4, "file": "t.xml"}, group=group)
+    found = to_finding(rule, "n1", hit)
+    assert found.entity == "n1/cpu/3" and found.group is group
+    assert found.fingerprint == entity_fingerprint("NUMA005", "n1/cpu/3")
+
+
+def test_group_survives_the_result_cache(tmp_path):
+    from topolint.engine.cache import _finding_dict, _valid_entry
+
+    from topolint.engine.cache import ResultCache
+
+    def entry():  # as read back from the file: plain JSON
+        return {"findings": [json.loads(json.dumps(_finding_dict(grouped())))], "notes": [], "ran": [],
+                "collect_notes": []}
+
+    assert _valid_entry(entry())
+    assert ResultCache.findings(entry())[0].group == grouped().group
+    damaged = entry()
+    damaged["findings"][0]["group"]["members"] = []
+    assert not _valid_entry(damaged)

@@ -1,11 +1,13 @@
-"""The setup the README and docs/ promise, run as written: the quick start, the Python API, shell
-completion, the composite GitHub Action's steps and the documented workflow's commands.
-The pre-commit snippets are run in tests/test_precommit.py."""
+"""The setup the README and docs/ promise, run as written: the Python API, shell completion, pipx,
+the composite GitHub Action's steps (a first run without a baseline too) and the documented
+workflow's commands: the snippets marked tested-by one of these tests. The other snippets run
+in tests/test_snippets.py, the pre-commit ones in tests/test_precommit.py."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
@@ -16,21 +18,9 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, ROOT, run_cli
-from readme_snippets import blocks
+from readme_snippets import snippets_for
 
 yaml = pytest.importorskip("yaml")
-
-
-def test_quick_start_output_is_what_the_readme_shows():
-    (command,) = blocks("Quick start", "bash")[:1]
-    assert command.strip() == "pip install . && topolint check fixtures/samples/dgx-like-2socket-dump.xml"
-    shown = blocks("Quick start", "text")[0]
-    result = run_cli("check", "fixtures/samples/dgx-like-2socket-dump.xml")
-    assert result.exit_code == 1
-    first, _, _ = shown.partition("\n\n")  # the first finding, then "..." for the three others
-    assert result.stdout.startswith(first + "\n\n")
-    assert result.stdout.rstrip().endswith(shown.rstrip().splitlines()[-1])
-    assert sum(" NUMA001 [warning] " in line for line in result.stdout.splitlines()) == 4
 
 
 def test_healthy_sample_passes_as_the_quick_start_says():
@@ -39,7 +29,7 @@ def test_healthy_sample_passes_as_the_quick_start_says():
 
 
 def test_python_api_snippet_runs_as_written(monkeypatch):
-    (snippet,) = blocks("Python API", "python")
+    (snippet,) = snippets_for("tests/test_setup.py::test_python_api_snippet_runs_as_written")
     monkeypatch.chdir(ROOT)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -55,7 +45,7 @@ def test_python_api_snippet_runs_as_written(monkeypatch):
 def test_bash_completion_snippet(tmp_path):
     if shutil.which("bash") is None:
         pytest.skip("bash is not installed")
-    (snippet,) = blocks("Usage conventions", "bash")
+    (snippet,) = snippets_for("tests/test_setup.py::test_bash_completion_snippet")
     line = next(s for s in snippet.splitlines() if "completion bash" in s).split("#")[0].strip()
     shim = tmp_path / "topolint"
     shim.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m topolint \"$@\"\n")
@@ -83,7 +73,7 @@ def _expand(text: str, inputs: dict, action_path: Path) -> str:
 
 
 def test_action_declares_what_the_readme_passes():
-    (workflow,) = blocks("GitHub Actions: upload SARIF to code scanning", "yaml")
+    (workflow,) = snippets_for("tests/test_setup.py::test_action_declares_what_the_readme_passes")
     steps = yaml.safe_load(workflow)["jobs"]["topolint"]["steps"]
     (uses,) = [s for s in steps if s.get("uses", "").startswith("topolint/topolint@")]
     from topolint import __version__
@@ -125,12 +115,31 @@ def test_action_steps_install_check_and_write_sarif(tmp_path):
     check = _run_step("Check", inputs, work, [env_dir / "bin"])
     assert check.returncode == 1, check.stdout + check.stderr  # findings fail the step
     assert check.stdout.count("::warning file=topologies/node1.xml,") == 4
-    import json
-
     sarif = json.loads((work / inputs["sarif-file"]).read_text())
     assert sarif["version"] == "2.1.0" and len(sarif["runs"][0]["results"]) == 4
     inputs["args"] = "--exit-zero --select TL"
     assert _run_step("Check", inputs, work, [env_dir / "bin"]).returncode == 0
+
+
+def test_action_first_run_without_the_baseline(tmp_path):
+    """Why: the README's workflow (`args: --baseline .topolint-baseline.json`) exited 2 on its first
+    run, before the baseline exists, and wrote no SARIF, so the upload step failed too."""
+    (workflow,) = snippets_for("tests/test_setup.py::test_action_declares_what_the_readme_passes")
+    steps = yaml.safe_load(workflow)["jobs"]["topolint"]["steps"]
+    (uses,) = [s for s in steps if s.get("uses", "").startswith("topolint/topolint@")]
+    work = tmp_path / "repo"
+    (work / "topologies").mkdir(parents=True)
+    shutil.copy(FIXTURES / "samples" / "dgx-like-2socket-dump.xml", work / "topologies" / "node1.xml")
+    inputs = {name: spec.get("default", "") for name, spec in ACTION["inputs"].items()}
+    inputs.update({"paths": "topologies/", "args": uses["with"]["args"]})
+    check = _run_step("Check", inputs, work, [_shim(tmp_path)])
+    assert check.returncode == 1, check.stdout + check.stderr  # the findings, all new
+    assert "baseline .topolint-baseline.json does not exist: treated as empty" in check.stderr
+    assert check.stdout.count("::warning file=topologies/node1.xml,") == 4
+    assert len(json.loads((work / inputs["sarif-file"]).read_text())["runs"][0]["results"]) == 4
+    # On the command line a missing baseline stays a usage error unless asked otherwise.
+    plain = run_cli("check", "topologies", "--baseline", ".topolint-baseline.json", cwd=work)
+    assert plain.exit_code == 2 and "--baseline-missing=empty" in plain.stderr
 
 
 # --- docs/github-actions.md ---------------------------------------------------------------
@@ -146,7 +155,8 @@ def _shim(tmp_path: Path) -> Path:
 def test_documented_workflow_commands_run(tmp_path):
     text = (ROOT / "docs" / "github-actions.md").read_text(encoding="utf-8")
     assert "pip install topolint " not in text and "pip install topolint\n" not in text  # not published
-    workflow = yaml.safe_load(re.search(r"```yaml\n(.*?)```", text, re.S).group(1))
+    (snippet,) = snippets_for("tests/test_setup.py::test_documented_workflow_commands_run")
+    workflow = yaml.safe_load(snippet)
     runs = [s["run"] for s in workflow["jobs"]["topolint"]["steps"] if "run" in s]
     check = next(r for r in runs if r.startswith("topolint check"))
     create = re.search(r"`(topolint check \. --baseline \.topolint-baseline\.json\s+--update-baseline)`", text)
@@ -168,7 +178,7 @@ def test_documented_workflow_commands_run(tmp_path):
 def test_pipx_install_as_the_readme_says(tmp_path):
     if shutil.which("pipx") is None:
         pytest.skip("pipx is not installed here (the README's `pipx install .` needs it)")
-    (snippet,) = [b for b in blocks("Quick start", "bash") if "pipx" in b]
+    (snippet,) = snippets_for("tests/test_setup.py::test_pipx_install_as_the_readme_says")
     assert snippet.strip() == "pipx install ."
     env = {**os.environ, "PIPX_HOME": str(tmp_path / "pipx"), "PIPX_BIN_DIR": str(tmp_path / "bin")}
     done = subprocess.run(["pipx", "install", "."], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
@@ -176,58 +186,3 @@ def test_pipx_install_as_the_readme_says(tmp_path):
     run = subprocess.run([str(tmp_path / "bin" / "topolint"), "check", str(FIXTURES / "samples" / "healthy-8gpu-dump.xml")],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout == "All checks passed.\n", run.stdout + run.stderr
-
-
-# --- every topolint command line in the README ------------------------------------------------
-
-def _readme_command_lines() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    lines = []
-    for block in re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S):
-        for line in block.splitlines():
-            command = line.split("  #")[0].strip()
-            if re.match(r"^(cat \S+ \| )?topolint (check|rules|rule)\b", command):
-                lines.append(command)
-    return lines
-
-
-@pytest.fixture
-def placeholders(tmp_path) -> Path:
-    """The files and folders the README's examples name, made of fixtures."""
-    work = tmp_path / "work"
-    (work / "node17").mkdir(parents=True)
-    shutil.copy(FIXTURES / "samples" / "dgx-like-2socket-dump.xml", work / "topo.xml")
-    shutil.copy(FIXTURES / "samples" / "dgx-like-2socket-dump.xml", work / "node17" / "topo.xml")
-    shutil.copy(FIXTURES / "samples" / "dgx-like-2socket-dump.xml", work / "node17-topo.xml")
-    for host in ("node01", "node02"):
-        (work / "cluster" / host).mkdir(parents=True)
-        shutil.copy(FIXTURES / "samples" / "healthy-8gpu-dump.xml", work / "cluster" / host / "topo.xml")
-    shutil.copytree(FIXTURES / "infra-repo", work / "infra")
-    shutil.copy(FIXTURES / "rules" / "NET003" / "good.txt", work / "ibstat.txt")
-    shutil.copy(FIXTURES / "rules" / "PERF001" / "good.txt", work / "all_reduce.txt")
-    shutil.copy(FIXTURES / "samples" / "healthy-8gpu-dump.xml", work / "node-topo.xml")
-    return work
-
-
-def test_readme_command_lines_run(placeholders, tmp_path):
-    """Each README command line whose files the placeholders (or a fixture of the same name) can
-    stand in for: no usage error, no traceback."""
-    commands = _readme_command_lines()
-    env = {**os.environ, "PATH": f"{_shim(tmp_path)}{os.pathsep}{os.environ['PATH']}", "TOPOLINT_NO_CACHE": "1"}
-    ran = 0
-    for command in commands:
-        words = command.split()
-        named = [w for before, w in zip(words, words[1:])
-                 if not before.startswith("--") and re.fullmatch(r"[\w.-]+\.(txt|xml|json|env)", w)]
-        for word in named:
-            found = sorted(FIXTURES.rglob(word))
-            if not (placeholders / word).exists() and found:
-                shutil.copy(found[0], placeholders / word)
-        if not all((placeholders / w).exists() for w in named):
-            continue  # names a file no fixture stands in for
-        done = subprocess.run(["bash", "-c", command], cwd=placeholders, env=env, capture_output=True, text=True,
-                              timeout=300)
-        assert done.returncode in (0, 1) and "Traceback" not in done.stderr, f"{command}: {done.stderr}"
-        assert done.stdout or done.stderr, command  # it said something
-        ran += 1
-    assert ran >= 12, commands

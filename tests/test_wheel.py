@@ -34,6 +34,7 @@ def test_wheel_contains_the_rules(wheel):
     shipped = {n.split("/")[-1] for n in names if n.startswith("topolint/_rules/")}
     assert shipped == {p.name for p in (ROOT / "rules").glob("*.toml")}
     assert "topolint/cli.py" in names
+    assert "topolint/templates/report.html.j2" in names  # the HTML report's template (reporters/html.py)
     assert not any(n.startswith(("tests/", "fixtures/")) for n in names)
 
 
@@ -65,3 +66,7 @@ def test_installed_wheel_runs_outside_the_repository(wheel, tmp_path):
     rules = subprocess.run([str(env_dir / "bin" / "topolint"), "rules"], cwd=work, capture_output=True,
                            text=True, timeout=60)
     assert rules.returncode == 0 and "NUMA001" in rules.stdout
+    html = subprocess.run([str(env_dir / "bin" / "topolint"), "check", "bad.xml", "--format", "html", "-o", "r.html"],
+                          cwd=work, capture_output=True, text=True, timeout=120)
+    assert html.returncode == 1, html.stderr
+    assert "<svg" in (work / "r.html").read_text(encoding="utf-8")  # the template shipped in the wheel

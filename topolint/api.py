@@ -5,8 +5,8 @@
     >>> result.summary.warning, result.findings[0].code
     (4, 'NUMA001')
 
-The configuration is discovered from the working directory as on the command line
-(``isolated=True`` reads none). The result cache is off unless ``cache=True``. Options that
+The configuration is found per file as on the command line (the nearest ``.topolint.toml`` or
+``pyproject.toml`` with ``[tool.topolint]``; ``config=`` one for every file, ``isolated=True`` none). The result cache is off unless ``cache=True``. Options that
 cannot be used (an unknown selector, a bad configuration or site rule) raise ``UsageError``.
 """
 
@@ -28,7 +28,7 @@ def check(paths: Iterable[str | Path] | str | Path = (".",), *, select: Iterable
           config: str | Path | None = None, isolated: bool = False, rule_dirs: Iterable[str | Path] = (),
           node: str | None = None, extend_exclude: Iterable[str] = (), force_exclude: bool = False,
           require_suppression_reason: bool = False, baseline: str | Path | None = None,
-          project_root: str | Path | None = None, cache: bool = False,
+          baseline_missing: str = "error", project_root: str | Path | None = None, cache: bool = False,
           cache_dir: str | Path | None = None, cross_file: str = "include") -> CheckResult:
     """Check topology dumps, node folders, cluster folders and config files, as `topolint check`.
 
@@ -55,6 +55,7 @@ def check(paths: Iterable[str | Path] | str | Path = (".",), *, select: Iterable
         extend_exclude=list(extend_exclude), force_exclude=force_exclude,
         require_suppression_reason=require_suppression_reason,
         baseline=Path(baseline) if baseline is not None else None, cross_file=cross_file,
+        baseline_missing=baseline_missing,
     )
     if "-" in options.paths:
         raise UsageError("the Python API does not read standard input; pass a path")

@@ -28,6 +28,13 @@ def _job_count(text: str) -> int:
     return value
 
 
+def _inventory_target(text: str) -> str:
+    """--inventory PATH as typed: a trailing slash says "folder" (a Path would drop it)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a file (NODE.json) or a folder")
+    return text
+
+
 def _check_arguments(commands) -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="check topology dumps, node bundles and cluster folders")
     check.add_argument("paths", nargs="*", metavar="PATH", help="files, folders, or - for stdin (default: .)")
@@ -38,8 +45,9 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
     check.add_argument("--ignore", action="append", default=[], help="rules to disable")
     check.add_argument("--preview", action="store_true", help="enable preview (heuristic) rules")
     check.add_argument("--format", "--output-format", dest="format", action="append",
-                       choices=["full", "concise", "json", "sarif", "github"],
-                       help="output format (repeatable; pair with --output)")
+                       choices=["full", "concise", "json", "sarif", "github", "html", "markdown"],
+                       help="output format (repeatable; pair with --output); html: one self-contained page with "
+                            "each node drawn; markdown: a GitHub job summary")
     check.add_argument("-o", "--output", action="append", help="output file for the matching --format (- = stdout)")
     check.add_argument("--fail-level", choices=["error", "warning", "info"], default=None,
                        help="lowest severity that makes the exit code 1 (default: warning)")
@@ -75,6 +83,10 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
     check.add_argument("-j", "--jobs", type=_job_count, default=-1, metavar="N",
                        help="processes that check nodes (default: up to 4 for runs of 256 nodes or more, on Linux; "
                             "0: one per CPU); output is the same, memory grows with each")
+    check.add_argument("--inventory", metavar="PATH", type=_inventory_target, default=None,
+                       help="write each node's inventory (docs/fleet.md): PATH.json is the file of the run's one "
+                            "node; any other PATH is a folder with NODE.json per node; `topolint check FOLDER` "
+                            "reads them back")
     check.add_argument("-v", "--verbose", action="store_true", help="list skipped files and rules that did not run")
     settings = check.add_argument_group("configuration, suppressions and baseline")
     settings.add_argument("--config", type=Path, default=None,
@@ -89,6 +101,9 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                           help="honour only suppression comments that give a reason")
     settings.add_argument("--baseline", type=Path, default=None,
                           help="JSON baseline: findings it holds are reported as baselined, not as new")
+    settings.add_argument("--baseline-missing", choices=["error", "empty"], default="error",
+                          help="a --baseline file that does not exist: error (exit 2, the default) or empty (every "
+                               "finding is new: a first CI run before the baseline is committed)")
     settings.add_argument("--cross-file", choices=["include", "exclude", "only"], default="include",
                           help="findings that involve several files (settings against a topology, a dump "
                                "against a matrix): include (default), exclude (the per-file pre-commit hook) or "
@@ -100,9 +115,12 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
 
 
 def _rules_arguments(commands) -> argparse.ArgumentParser:
-    rules = commands.add_parser("rules", help="list the rules")
+    rules = commands.add_parser("rules", help="list the rules (--variables: the environment variables topolint knows)")
     rules.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     rules.add_argument("--rule-dir", action="append", type=Path, default=[])
+    rules.add_argument("--variables", action="store_true",
+                       help="list the NCCL_* variables ENV001 knows instead: the NCCL releases that read each "
+                            "(from NCCL's sources at its release tags), its status and its reader")
     return rules
 
 
@@ -155,7 +173,8 @@ def _estimate_arguments(commands) -> argparse.ArgumentParser:
                      help="nodes under one leaf switch (no oversubscription up to this many)")
     est.add_argument("--algorithm", default=None, help="only this NCCL algorithm (as NCCL_ALGO=...)")
     est.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
-    est.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    est.add_argument("--format", choices=["text", "json", "markdown", "html"], default="text",
+                     help="html: a self-contained page with the node drawn, the bottleneck and the channel orders")
     step = est.add_argument_group("training step (gradient synchronisation per step)")
     step.add_argument("--model-params", default=None, help="parameters, e.g. 10B or 350M: turns on the step view")
     step.add_argument("--grad-dtype", choices=["fp32", "bf16", "fp16", "int8"], default="fp32")
@@ -186,6 +205,30 @@ def _live_arguments(commands) -> argparse.ArgumentParser:
     return live
 
 
+def _graph_arguments(commands) -> argparse.ArgumentParser:
+    graph = commands.add_parser("graph", help="draw one node with its findings and the estimate's bottleneck",
+                                description="Draw one node: its CPUs, PCIe switches, GPUs, NICs and NVLinks as the "
+                                            "model holds them, the elements findings name highlighted and the paths "
+                                            "they are about drawn, and the bottleneck of the estimate's all-reduce.")
+    graph.add_argument("paths", nargs="+", metavar="PATH",
+                       help="a topology dump, matrix, hwloc export, node folder or bundle (a cluster folder: see "
+                            "--host); - for stdin")
+    graph.add_argument("--format", choices=["svg", "html", "dot", "mermaid"], default="svg",
+                       help="svg (default), html (a self-contained page), dot (Graphviz) or mermaid")
+    graph.add_argument("-o", "--output", default="-", help="file to write (default: - for stdout)")
+    graph.add_argument("--host", default=None,
+                       help="the node to draw (default: the one with the most severe finding, then the first)")
+    graph.add_argument("--nodes", type=int, default=None,
+                       help="nodes like it the estimate's all-reduce spans (default: 2 where a NIC reaches a GPU, "
+                            "else 1)")
+    graph.add_argument("--no-estimate", action="store_true", help="draw the findings only, no bottleneck")
+    graph.add_argument("--stdin-filename", default=None, help="the path to show for input read from stdin (-)")
+    graph.add_argument("--nccl-version", default=None, help="NCCL version to assume (default: newest known)")
+    graph.add_argument("--config", type=Path, default=None, help="configuration file for the checks")
+    graph.add_argument("--isolated", action="store_true", help="read no configuration file")
+    return graph
+
+
 # name -> (declares its arguments, runs it)
 COMMANDS = {
     "check": (_check_arguments, "topolint.commands.check:cli"),
@@ -195,6 +238,7 @@ COMMANDS = {
     "collect": (_collect_arguments, "topolint.commands.collect:command_collect"),
     "estimate": (_estimate_arguments, "topolint.commands.estimate:cli"),
     "live": (_live_arguments, "topolint.commands.live:cli"),
+    "graph": (_graph_arguments, "topolint.commands.graph:cli"),
 }
 
 

@@ -1,14 +1,17 @@
-"""Configuration files: one per run, validated, merged under the command line.
+"""Configuration files: found per file as ruff finds them, validated, merged under the command line.
 
-Discovery (``find_config``): ``--config FILE`` if given; else, from the working directory
-upwards, the first directory holding ``.topolint.toml`` (top-level keys) or a
-``pyproject.toml`` with a ``[tool.topolint]`` table (a pyproject without it is skipped);
-``--isolated`` reads none. Keys are kebab-case, as in the rule catalog; an unknown key or a
-bad value is a usage error (exit 2) naming the key and the file. Paths in the file
-(``topology``, ``rule-dirs``) and the globs (``exclude``, ``per-file-ignores``) are relative
-to the directory of the config file.
+Discovery (``ConfigTree``): ``--config FILE`` or ``--isolated`` (none) gives one configuration
+for every file. Otherwise each file is governed by the nearest folder at or above it that holds
+``.topolint.toml`` (top-level keys) or a ``pyproject.toml`` with a ``[tool.topolint]`` table (a
+pyproject without it is skipped); a file with none above it takes the one found from the working
+directory upwards (``find_config``). Settings are not merged across folders: the nearest file
+wins whole, unless it says ``extend = "../.topolint.toml"``, whose keys it then inherits and may
+override key by key. Keys are kebab-case, as in the rule catalog; an unknown key or a bad value
+is a usage error (exit 2) naming the key and the file. Paths in a file (``topology``,
+``rule-dirs``) and its globs (``exclude``, ``per-file-ignores``) are relative to the folder of
+the file that holds them.
 
-``docs/config.schema.json`` is generated from ``Config``: ``python -m topolint.config``.
+``docs/config.schema.json`` is generated from ``Config``: ``python -m topolint.config`` prints it.
 """
 
 from __future__ import annotations
@@ -90,6 +93,10 @@ class Config(BaseModel):
     require_suppression_reason: bool = Field(
         default=False, description="Honour only suppression comments that give a reason, like "
                                    "--require-suppression-reason.")
+    extend: Optional[str] = Field(
+        default=None, description="Another configuration file (relative to this one) whose settings this one "
+                                  "inherits; the keys set here replace the inherited ones. Without it the "
+                                  "nearest configuration wins whole: folders above are not read.")
 
 
 @dataclass
@@ -100,6 +107,8 @@ class LoadedConfig:
     config: Config = field(default_factory=Config.model_construct)
     path: Optional[Path] = None
     prefix: str = ""  # "tool.topolint." for pyproject.toml
+    inherited: dict[str, Path] = field(default_factory=dict)  # key -> the file it came from (``extend``)
+    keys: frozenset = frozenset()  # the fields the file sets (inherited ones too)
 
     @property
     def base(self) -> Path:
@@ -126,12 +135,9 @@ def find_config(start: Path) -> Optional[Path]:
     """The nearest config file from ``start`` upwards, or None."""
     start = start.resolve()
     for folder in [start, *start.parents]:
-        candidate = folder / CONFIG_NAME
-        if candidate.is_file():
-            return candidate
-        pyproject = folder / PYPROJECT
-        if pyproject.is_file() and _has_tool_table(pyproject):
-            return pyproject
+        found = _config_in(folder)
+        if found is not None:
+            return found
     return None
 
 
@@ -139,8 +145,13 @@ def _key(loc: tuple, prefix: str) -> str:
     return prefix + ".".join(str(part) for part in loc)
 
 
-def load_config(path: Path) -> LoadedConfig:
-    """Read and validate one config file; ConfigError names the file and the key."""
+MAX_EXTEND_DEPTH = 16
+# Keys whose values are paths or globs relative to the file that sets them: rebased when inherited.
+_PATH_KEYS = ("topology", "rule_dirs", "exclude", "extend_exclude", "per_file_ignores")
+
+
+def load_config(path: Path, _extending: tuple[Path, ...] = ()) -> LoadedConfig:
+    """Read and validate one config file (and the files it extends); ConfigError names the file and the key."""
     path = path.resolve()
     try:
         with path.open("rb") as handle:
@@ -166,7 +177,50 @@ def load_config(path: Path) -> LoadedConfig:
             else:
                 problems.append(f"`{key}`: {error['msg']} (got {error.get('input')!r})")
         raise ConfigError(f"{path}: " + "; ".join(problems)) from None
-    return LoadedConfig(config=config, path=path, prefix=prefix)
+    loaded = LoadedConfig(config=config, path=path, prefix=prefix, keys=frozenset(k.replace("-", "_") for k in raw))
+    return _extended(loaded, _extending) if config.extend else loaded
+
+
+def _extended(loaded: LoadedConfig, extending: tuple[Path, ...]) -> LoadedConfig:
+    """``loaded`` over the file its ``extend`` names: the keys it sets win, the others are inherited
+    with their paths and globs made absolute (they stay relative to the file that set them)."""
+    target = loaded.resolve(loaded.config.extend)
+    where = key_name(loaded, "extend")
+    if target in extending or target == loaded.path:
+        raise ConfigError(f"{where}: {loaded.config.extend} extends {loaded.path} again (a cycle)")
+    if len(extending) >= MAX_EXTEND_DEPTH:
+        raise ConfigError(f"{where}: more than {MAX_EXTEND_DEPTH} files extend one another")
+    if not target.is_file():
+        raise ConfigError(f"{where}: {loaded.config.extend}: no such file")
+    parent = load_config(target, (*extending, loaded.path))
+    own = loaded.keys - {"extend"}
+    values = {name: getattr(loaded.config, name) for name in own}
+    inherited = {}
+    for name in parent.keys - own - {"extend"}:
+        values[name] = _rebased(name, getattr(parent.config, name), parent)
+        inherited[name] = parent.inherited.get(name, parent.path)
+    config = Config.model_construct(**values, extend=loaded.config.extend)
+    return LoadedConfig(config=config, path=loaded.path, prefix=loaded.prefix, inherited=inherited,
+                        keys=frozenset(values) | {"extend"})
+
+
+def _absolute_glob(pattern: str, base: Path) -> str:
+    bare = pattern.strip().rstrip("/").removeprefix("./")
+    if "/" not in bare or bare.startswith("/"):
+        return pattern  # a name glob matches anywhere; an absolute one stays
+    return (base / bare).as_posix()
+
+
+def _rebased(name: str, value, parent: LoadedConfig):
+    if name not in _PATH_KEYS or value is None:
+        return value
+    if name == "topology":
+        return str(parent.resolve(value))
+    if name == "rule_dirs":
+        return [str(parent.resolve(v)) for v in value]
+    if name == "per_file_ignores":
+        return {_absolute_glob(k, parent.base): v for k, v in value.items()}
+    return [_absolute_glob(v, parent.base) for v in value]
 
 
 def discover(config_file: Optional[Path], isolated: bool, cwd: Optional[Path] = None) -> LoadedConfig:
@@ -182,8 +236,96 @@ def discover(config_file: Optional[Path], isolated: bool, cwd: Optional[Path] = 
     return load_config(found) if found else LoadedConfig()
 
 
+class ConfigTree:
+    """The configuration that governs each folder, as ruff finds it per file.
+
+    ``for_folder``: the nearest folder at or above it with a configuration file wins whole; with
+    none above it, ``root`` (the one found from the working directory). ``fixed`` (``--config``,
+    ``--isolated``): ``root`` everywhere. Each folder is looked up once (two stats), its answer
+    shared by every file in it and by the folders below that have none of their own.
+    """
+
+    def __init__(self, root: LoadedConfig, fixed: bool, searched_from: Optional[Path] = None):
+        self.root, self.fixed = root, fixed
+        self._folders: dict[str, Optional[LoadedConfig]] = {}
+        self._files: dict[Path, LoadedConfig] = {root.path: root} if root.path else {}
+        if searched_from is not None and not fixed:  # what find_config saw on its way up is known
+            for folder in [searched_from.resolve(), *searched_from.resolve().parents]:
+                found = root.path is not None and folder == root.path.parent
+                self._folders[str(folder)] = root if found else None
+                if found:
+                    break
+
+    def for_folder(self, folder: str) -> LoadedConfig:
+        if self.fixed:
+            return self.root
+        folder = os.path.abspath(folder)
+        found = self._folders.get(folder, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = self._nearest(folder)
+        return found or self.root
+
+    def for_path(self, path: str) -> LoadedConfig:
+        """The configuration of a file (its folder's) or of a folder named on the command line."""
+        return self.for_folder(path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path)))
+
+    def found(self) -> list[LoadedConfig]:
+        """Every configuration read so far, the root first."""
+        return [self.root] + [c for c in self._files.values() if c is not self.root]
+
+    def _nearest(self, folder: str) -> Optional[LoadedConfig]:
+        chain = []
+        while True:
+            known = self._folders.get(folder, _UNKNOWN)
+            if known is not _UNKNOWN:
+                found = known
+                break
+            chain.append(folder)
+            path = _config_in(folder)
+            if path is not None:
+                found = self._load(path)
+                break
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                found = None
+                break
+            folder = parent
+        for passed in chain:
+            self._folders[passed] = found
+        return found
+
+    def _load(self, path: Path) -> LoadedConfig:
+        resolved = path.resolve()
+        loaded = self._files.get(resolved)
+        if loaded is None:
+            loaded = self._files[resolved] = load_config(resolved)
+        return loaded
+
+
+_UNKNOWN = object()
+
+
+def _config_in(folder) -> Optional[Path]:
+    """The configuration file in ``folder`` (a path or a string: one stat per name, no Path built)."""
+    candidate = os.path.join(folder, CONFIG_NAME)
+    if os.path.isfile(candidate):
+        return Path(candidate)
+    pyproject = os.path.join(folder, PYPROJECT)
+    if os.path.isfile(pyproject) and _has_tool_table(Path(pyproject)):
+        return Path(pyproject)
+    return None
+
+
+def config_tree(config_file: Optional[Path], isolated: bool, cwd: Optional[Path] = None) -> ConfigTree:
+    """The run's configuration (``discover``) and, unless one was fixed, the per-folder discovery."""
+    return ConfigTree(discover(config_file, isolated, cwd), fixed=config_file is not None or isolated,
+                      searched_from=cwd or Path.cwd())
+
+
 def key_name(loaded: LoadedConfig, key: str) -> str:
-    return f"{loaded.label}: `{loaded.prefix}{key}`"
+    origin = loaded.inherited.get(key.split(".", 1)[0].replace("-", "_"))
+    where = f" (from {origin}, which it extends)" if origin is not None else ""
+    return f"{loaded.label}{where}: `{loaded.prefix}{key}`"
 
 
 def check_rule_settings(loaded: LoadedConfig, rules: list) -> list:
@@ -247,7 +389,7 @@ def glob_matches(pattern: str, path: Path, base: Path) -> bool:
         pattern = pattern[2:]
     if "/" not in pattern:
         return fnmatch.fnmatchcase(path.name, pattern)
-    relative = _relative(path, base)
+    relative = None if pattern.startswith("/") else _relative(path, base)  # absolute: inherited (extend)
     target = relative.as_posix() if relative is not None else path.resolve().as_posix()
     return fnmatch.fnmatchcase(target, pattern) or fnmatch.fnmatchcase(target, pattern.replace("**/", ""))
 
@@ -319,6 +461,6 @@ def schema_text() -> str:
 
 
 if __name__ == "__main__":
-    target = Path(__file__).resolve().parent.parent / "docs" / "config.schema.json"
-    target.write_text(schema_text(), encoding="utf-8")
-    print(target)
+    # The schema on stdout: an installed package has no docs/ beside it to write into.
+    # In a checkout: python -m topolint.config > docs/config.schema.json
+    sys.stdout.write(schema_text())

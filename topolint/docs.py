@@ -136,7 +136,8 @@ def _template_section(name: str, root: Path) -> str:
         default = "required" if info.is_required() else f"`{json.dumps(info.get_default())}`"
         lines.append(f"| `{field}` | `{_type_name(info.annotation)}` | {default} | {info.description} |")
     for rule in sorted((root / "fixtures" / "site-templates" / name / "rules").glob("*.toml")):
-        lines += ["", f"Example: `{rule.relative_to(root).as_posix()}`", "", "```toml",
+        where = rule.relative_to(root).as_posix()
+        lines += ["", f"Example: `{where}`", "", f"<!-- snippet: same-as={where} -->", "```toml",
                   rule.read_text(encoding="utf-8").rstrip(), "```"]
     return "\n".join(lines) + "\n"
 

@@ -62,9 +62,32 @@ def matches_iflist(value: str, name: str) -> bool:
 
 
 def literal_env(context, name: str) -> list:
-    """Literal settings of ``name`` in the run's config files (node rules see them too)."""
-    return [s for c in getattr(context, "configs", []) or [] for s in c.settings
-            if s.name == name and s.literal and s.value is not None]
+    """Literal settings of ``name`` in the config files that apply to the node: its own (a node
+    bundle's nccl.conf), else the run's (an infra repository checked with the hardware)."""
+    configs = getattr(context, "configs", []) or []
+    by_name = _settings_index(configs)
+    node = getattr(context, "node", None)
+    own = {path for path in node.sources if path in by_name[1]} if node is not None else set()
+    found = by_name[0].get(name, [])
+    if own:
+        return [s for s in found if s.path in own or s.loc.path in own]
+    return list(found)
+
+
+_SETTINGS_INDEX: list = [None, 0, ({}, set())]  # (configs list, its length, (name -> settings, config paths))
+
+
+def _settings_index(configs: list) -> tuple[dict, set]:
+    """The run's literal settings by name and its config paths, built once per run, not once per
+    node: a cluster of bundles has a config file on every node."""
+    if _SETTINGS_INDEX[0] is not configs or _SETTINGS_INDEX[1] != len(configs):
+        by_name: dict[str, list] = {}
+        for config in configs:
+            for setting in config.settings:
+                if setting.literal and setting.value is not None:
+                    by_name.setdefault(setting.name, []).append(setting)
+        _SETTINGS_INDEX[:] = [configs, len(configs), (by_name, {c.path for c in configs})]
+    return _SETTINGS_INDEX[2]
 
 
 def link_rate(mbps: float) -> str:

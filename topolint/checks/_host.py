@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from topolint.checks._topology import where
 from topolint.model.devices import device_kind, is_hypervisor_device, pci_ids  # noqa: F401 (re-exported)
 from topolint.model.host import LspciDevice, LspciFile
+from topolint.model.pcie import gts_generation as generation  # noqa: F401 (re-exported)
 
-GT_TO_GEN = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 # VM product names (DMI) and systemd-detect-virt words that are containers, not VMs.
 _VM_PRODUCTS = re.compile(r"KVM|QEMU|Standard PC \(|Virtual Machine|VMware|HVM domU|Google Compute Engine|"
                           r"OpenStack|BHYVE|Parallels|VirtualBox|Cloud Hypervisor", re.I)
@@ -77,10 +77,6 @@ def pci_tree(context, lspci: LspciFile) -> PciTree:
     if id(lspci) not in trees:
         trees[id(lspci)] = PciTree.of(lspci)
     return trees[id(lspci)]
-
-
-def generation(gts: float | None) -> int | None:
-    return GT_TO_GEN.get(gts) if gts is not None else None
 
 
 @dataclass

@@ -52,10 +52,11 @@ class MatrixContext:
         value = row.numa_affinity if row is not None else None
         return value if value else "?"
 
-    def nic_related(self, label: str, message: str) -> Related:
+    def nic_related(self, label: str, message: str, via: tuple[str, ...] | None = None) -> Related:
+        """The NIC's row as a related line; ``via``: it ends the path the finding is about (Related.via)."""
         row = self.view.rows.get(label)
         loc = row.loc if row is not None else self.matrix.header_loc
-        return Related(location=loc, entity=self.nic_entity(label), message=message)
+        return Related(location=loc, entity=self.nic_entity(label), message=message, via=via)
 
     def numa_node(self, label: str) -> str | None:
         """The row's single NUMA node from the NUMA Affinity column; for a NIC without one, the

@@ -37,9 +37,10 @@ def net_entity(node: str, system, net: tuple) -> str:
     return nic_entity(node, fact.name or nic.bus_id or "nic", fact.port)
 
 
-def net_related(node: str, system, net: tuple, message: str) -> Related:
+def net_related(node: str, system, net: tuple, message: str, via: tuple[str, ...] | None = None) -> Related:
+    """``net`` as a related line; ``via``: it ends the path the finding is about (Related.via)."""
     _, fact = system.nets[net]
-    return Related(location=fact.loc, entity=net_entity(node, system, net), message=message)
+    return Related(location=fact.loc, entity=net_entity(node, system, net), message=message, via=via)
 
 
 def where(loc) -> str:
@@ -114,7 +115,7 @@ def gpu_nic_hit(node: str, topology: TopologyFile, system, gpu: Gpu, net: tuple,
         location=gpu.loc,
         fields=fields,
         evidence=evidence,
-        related=[net_related(node, system, net, f"nearest NIC {fields['nic']}")],
+        related=[net_related(node, system, net, f"nearest NIC {fields['nic']}", via=())],
     )
 
 

@@ -12,9 +12,11 @@ from topolint.checks._topology import (
     gpu_label,
     gpu_nic_hit,
     gpu_sort_key,
+    net_related,
     xml_then_matrix,
 )
 from topolint.engine.finding import Hit
+from topolint.model.node import gpu_entity
 
 NEEDS = ("topology or matrix",)
 
@@ -55,7 +57,7 @@ def _matrix_hits(context) -> Iterator[Hit]:
             evidence = [f"{cell_where(loc)}: {row.label} to {nic} is {cell}; every NIC of the matrix is "
                         f"{cell} from {row.label}"]
             hit = Hit(entity=mc.gpu_entity(row.label), location=loc, fields=fields, evidence=evidence,
-                      related=[mc.nic_related(nic, f"nearest NIC {fields['nic']}")], variant="matrix")
+                      related=[mc.nic_related(nic, f"nearest NIC {fields['nic']}", via=())], variant="matrix")
             if view.grace:
                 hit.variant, hit.severity = "grace", "info"
                 hit.evidence.append(f"{row.label} has GPU NUMA ID {row.gpu_numa_id}: a Grace (C2C) system, "
@@ -72,6 +74,8 @@ def _matrix_hits(context) -> Iterator[Hit]:
                                     f"and reaches it at {view.rel(proxy, proxy_nic)}")
                 hit.evidence.append("the matrix shows no bandwidths: the relay is chosen as NCCL would with "
                                     "equal link bandwidths")
+                hit.related.append(mc.nic_related(proxy_nic, f"PXN route to {hit.fields['proxy_nic']} through "
+                                                             f"{hit.fields['proxy']}", via=(mc.gpu_entity(proxy),)))
             elif not known:
                 continue  # a peer's row was cut: a PXN route cannot be ruled out
             else:
@@ -102,4 +106,7 @@ def _xml_hits(context) -> Iterator[Hit]:
                 hit.fields["proxy_nic"] = system.net_label(proxy_net)
                 hit.evidence.append(f"PXN: {gpu_label(proxy)} ({proxy.bus_id}) is an NVLink peer that "
                                     f"reaches {hit.fields['proxy_nic']} at PXB or closer")
+                hit.related.append(net_related(context.node.name, system, proxy_net,
+                                               f"PXN route to {hit.fields['proxy_nic']} through {gpu_label(proxy)}",
+                                               via=(gpu_entity(context.node.name, proxy.bus_id),)))
             yield hit

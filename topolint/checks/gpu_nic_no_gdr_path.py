@@ -93,7 +93,7 @@ def _matrix_hits(context) -> Iterator[Hit]:
                 f"NCCL_NET_GDR_LEVEL {level} ({source}): GPUDirect RDMA needs the path at {level} or closer",
             ]
             hit = Hit(entity=mc.gpu_entity(row.label), location=loc, fields=fields, evidence=evidence,
-                      related=[mc.nic_related(nic, f"nearest NIC {fields['nic']}")], variant="matrix")
+                      related=[mc.nic_related(nic, f"nearest NIC {fields['nic']}", via=())], variant="matrix")
             if vm:
                 hit.variant = "matrix_vm"
                 hit.fields["vm_signs"] = "every GPU-NIC cell of the matrix is PHB"

@@ -19,7 +19,7 @@ from topolint.engine.finding import Hit
 from topolint.model.facts import Location, TopologyFile
 from topolint.model.node import cpu_entity, gpu_entity, nic_entity, pci_entity
 from topolint.model.numbers import decimal_fraction, strtol_clean
-from topolint.model.pcie import GT_PER_GENERATION, speed_value
+from topolint.model.pcie import GT_PER_GENERATION, gts_generation, speed_value
 
 NEEDS = ("topology",)
 
@@ -29,7 +29,6 @@ _NUMERIC = {
     "bw", "speed", "port", "latency", "guid", "maxconn", "coll", "net", "gin", "rma", "rail",
     "plane", "mlopart", "keep",
 }
-_GT_TO_GENERATION = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 _OLD_SPELLING = {1: "2.5 GT/s", 2: "5 GT/s", 3: "8 GT/s", 4: "16 GT/s", 5: "32 GT/s"}
 NET_DEFAULT_MBPS = 10000
 _JUDGED = {"pci", "net", "gpu"}  # elements whose values are judged, not only their empty attributes
@@ -114,7 +113,7 @@ def _suggest_speed(raw: str, version) -> tuple[int | None, str | None]:
     match = re.match(r"\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s", raw)
     if not match:
         return None, None
-    generation = _GT_TO_GENERATION.get(decimal_fraction(match.group(1)))
+    generation = gts_generation(decimal_fraction(match.group(1)))
     if generation is None:
         return None, None
     if version.knows_pcie_suffix:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from topolint.model.numbers import byte_size
 
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "html")
 SCHEMA = "https://topolint.dev/schemas/estimate-1.json"
 
 
@@ -25,6 +25,7 @@ class EstimateRun:
     estimates: list  # one Estimate per size, smallest first
     problems: list = field(default_factory=list)  # InputProblem (TL001/TL002) from reading
     findings: list = field(default_factory=list)  # `topolint check` findings on these nodes (dicts)
+    nodes: list = field(default_factory=list)  # the NodeModels read (their drawings: --format html)
 
     @property
     def unreadable(self) -> bool:
@@ -68,7 +69,7 @@ def run_estimate(paths: list[str], sizes: list[int], nodes: int | None = None, g
     except EstimateError as exc:
         raise EstimateUsageError(str(exc)) from None
     findings = topology_findings(paths, version, estimates) if check else []
-    return EstimateRun(estimates, collection.problems, findings)
+    return EstimateRun(estimates, collection.problems, findings, usable)
 
 
 def topology_findings(paths: list[str], version, estimates: list) -> list[dict]:
@@ -89,7 +90,7 @@ def topology_findings(paths: list[str], version, estimates: list) -> list[dict]:
             continue  # input problems are reported on their own
         on = sorted(bottlenecks.get(f.entity, set()))
         found.append({"code": f.code, "severity": f.severity, "message": f.message, "path": f.path,
-                      "line": f.line, "entity": f.entity, "on_bottleneck_of": on})
+                      "line": f.line, "entity": f.entity, "on_bottleneck_of": on, "node": f.node})
     return found
 
 
@@ -244,8 +245,30 @@ def render_markdown(run: EstimateRun) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_html(run: EstimateRun) -> str:
+    """The tables, and the first node drawn as the estimate read it, with the bottlenecks of the
+    largest size's algorithms marked and the channel orders of NCCL's selected one listed."""
+    from topolint.drawing.views import Picture, estimate_diagram, mark_estimate
+    from topolint.reporters.html import render_estimate_html
+
+    last = run.estimates[-1]
+    shown = None
+    if last.hardware:
+        hardware = last.hardware[0]
+        node = next((n for n in run.nodes if n.name == hardware.node), None)
+        diagram = estimate_diagram(node, hardware, hardware.system.version) if node is not None else None
+        if diagram is not None:
+            from topolint.drawing.marks import mark_findings
+
+            mine = [f for f in run.findings if f.get("node") == hardware.node]
+            mark_findings(diagram, mine)
+            shown = Picture(hardware.node, diagram, last, last.inputs["nodes"], findings=mine)
+            shown.estimate_note = "; ".join(mark_estimate(diagram, last)) or None
+    return render_estimate_html(run, shown)
+
+
 def render(fmt: str, run: EstimateRun) -> str:
-    return {"text": render_text, "json": render_json, "markdown": render_markdown}[fmt](run)
+    return {"text": render_text, "json": render_json, "markdown": render_markdown, "html": render_html}[fmt](run)
 
 
 # ---- the training-step view ----------------------------------------------------------------------
@@ -387,6 +410,9 @@ def _bound_lines(run: TrainingRun) -> list[str]:
 
 
 def render_training(fmt: str, run: TrainingRun) -> str:
+    if fmt == "html":
+        raise EstimateUsageError("--format html draws a collective's estimate; the training-step view "
+                                 "(--model-params) prints text, json or markdown")
     if fmt == "json":
         body = {"$schema": SCHEMA, "training": {
             "params": run.spec.params, "grad_dtype": run.spec.grad_dtype, "gradient_bytes": run.spec.gradient_bytes,

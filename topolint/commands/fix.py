@@ -77,6 +77,11 @@ def cli(args, options, report) -> int:
 
         added = add_noqa(options)
         print(f"topolint: added {added.count} suppression directives in {len(added.files)} files", file=sys.stderr)
+        if added.placeholders:
+            from topolint.commands.noqa import REASON_PLACEHOLDER
+
+            print(f"topolint: suppression reasons are required: {added.placeholders} directives say "
+                  f"'{REASON_PLACEHOLDER}'; replace it with the reason", file=sys.stderr)
         for note in added.skipped:
             print(f"topolint: {note}", file=sys.stderr)
         return EXIT_CLEAN

@@ -299,7 +299,7 @@ def judge(options: LiveOptions, stdout_path: Path, stderr_path: Path):
     if sniff(stderr_path.read_text(encoding="utf-8", errors="replace")):
         paths.append(str(stderr_path))  # NCCL_DEBUG_FILE or a launcher may put the INFO lines here
     return run_check(CheckOptions(paths=paths, node="live", topology=options.topology, cache=False,
-                                  nccl_version=options.nccl_version))
+                                  nccl_version=options.nccl_version, topology_findings=True))
 
 
 def run_live(options: LiveOptions) -> LiveResult:

@@ -15,6 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# Where a reason is required (--require-suppression-reason, require-suppression-reason = true), a
+# directive without one suppresses nothing: each is written with this placeholder to replace.
+REASON_PLACEHOLDER = "TODO: say why this is safe"
+
 HASH_FORMATS = {"shell", "dockerfile", "config-yaml", "envfile", "nccl-conf", "deepspeed-env", "python"}
 
 
@@ -22,6 +26,7 @@ HASH_FORMATS = {"shell", "dockerfile", "config-yaml", "envfile", "nccl-conf", "d
 class Added:
     files: dict[str, int] = field(default_factory=dict)  # path -> directives written
     skipped: list[str] = field(default_factory=list)
+    placeholders: int = 0  # directives written with REASON_PLACEHOLDER (reasons required)
 
     @property
     def count(self) -> int:
@@ -46,13 +51,15 @@ def add_noqa(options) -> Added:
             added.skipped.append(f"{path}: {source.format or 'this'} file: add suppressions by hand "
                                  "(no directive is written into XML or JSON)")
             continue
-        count = _write(Path(source.real_path), source, wanted[path], added.skipped)
+        reason = REASON_PLACEHOLDER if path in result.reason_required else ""
+        count = _write(Path(source.real_path), source, wanted[path], added.skipped, reason=reason)
         if count:
             added.files[path] = count
+            added.placeholders += count if reason else 0
     return added
 
 
-def _write(real: Path, source, lines_codes: dict[int, set[str]], skipped: list[str]) -> int:
+def _write(real: Path, source, lines_codes: dict[int, set[str]], skipped: list[str], reason: str = "") -> int:
     from topolint.engine.fixes import FileText
     from topolint.engine.suppression import covering_block
 
@@ -74,12 +81,16 @@ def _write(real: Path, source, lines_codes: dict[int, set[str]], skipped: list[s
         target = text.lines[anchor - 1]
         indent = target[:len(target) - len(target.lstrip(" \t"))]
         ending = "\r" if target.endswith("\r") else ""
-        text.lines.insert(anchor - 1, f"{indent}# topolint: ignore[{','.join(sorted(inserts[anchor]))}]{ending}")
+        text.lines.insert(anchor - 1, f"{indent}{directive(inserts[anchor], reason)}{ending}")
     if inserts:
         with real.open("r+b") as handle:  # in place: the file's mode, owner and links stay
             handle.write(text.encode())
             handle.truncate()
     return len(inserts)
+
+
+def directive(codes: set[str], reason: str = "") -> str:
+    return f"# topolint: ignore[{','.join(sorted(codes))}]" + (f" {reason}" if reason else "")
 
 
 def _statement_starts(source) -> dict[int, int | None]:

@@ -3,10 +3,14 @@ reading it (as ruff's cache does for unchanged files).
 
 An entry holds the findings, notes and rules-that-ran of one node, keyed by everything they
 depend on: the node's name and files (path, format, text), the rule definitions as loaded
-(site rules and configured parameters included), the run options, and topolint's own code
-(version plus size and mtime of every module). Suppression, selection, severity overrides and
-the baseline apply after the rules, so they are not part of the key. Nodes with config files
-or unreadable inputs are never cached. ``--no-cache`` or TOPOLINT_NO_CACHE=1 turns it off.
+(site rules and configured parameters included), the run options (the NCCL version and where it
+was named, extra variables), and topolint's own code (version plus size and mtime of every
+module). Configuration is found per file, so the rules and options are those of the
+configuration that governs the node (commands/check.py ``_Caches``: one ``ResultCache`` per
+configuration, one directory): editing a nested configuration changes the keys of exactly the
+nodes below it. Suppression, selection, severity overrides and the baseline apply after the
+rules, so they are not part of the key. Nodes with config files or unreadable inputs, and nodes
+checked against a topology, are never cached. ``--no-cache`` or TOPOLINT_NO_CACHE=1 turns it off.
 """
 
 from __future__ import annotations
@@ -20,12 +24,12 @@ from functools import cached_property
 from pathlib import Path
 
 import topolint
-from topolint.engine.finding import Finding, Related
+from topolint.engine.finding import Finding, FindingGroup, Related
 from topolint.engine.fixes import Fix
 from topolint.model.facts import Location, build
 
 CACHE_DIR_NAME = ".topolint_cache"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: entries keep the node's inventory (docs/fleet.md)
 # An entry is ~14 KB a node; past this the oldest entries go (checked once per run that writes).
 MAX_CACHE_BYTES = 256 * 1024 * 1024
 MAX_ENTRY_BYTES = 16 * 1024 * 1024
@@ -40,6 +44,8 @@ _FINDING_FIELDS = {
     "evidence": (list,), "suppressed": _BOOL, "suppression": _OPT_STR, "justification": _OPT_STR,
     "fingerprint": _STR, "autofix": (dict, type(None)),
 }
+_OPTIONAL_FINDING_FIELDS = {"group": (dict,)}  # written only when set: older entries stay valid
+_GROUP_FIELDS = {"id": _STR, "kind": _STR, "members": (list,), "total": _INT}
 _LOCATION_FIELDS = {"path": _STR, "line": _INT, "column": _INT}
 _EDIT_FIELDS = {"path": _STR, "start": (dict,), "end": (dict,), "content": _STR}
 
@@ -66,11 +72,14 @@ def _rules_fingerprint(rules) -> str:
 
 
 def _finding_dict(finding: Finding) -> dict:
-    data = {f.name: getattr(finding, f.name) for f in fields(finding) if f.name not in ("related", "autofix")}
+    data = {f.name: getattr(finding, f.name) for f in fields(finding)
+            if f.name not in ("related", "autofix", "group")}
+    if finding.group is not None:
+        data["group"] = finding.group.as_dict()
     data["autofix"] = finding.autofix.cache_dict() if finding.autofix else None
     data["related"] = [
         {"location": {"path": r.location.path, "line": r.location.line, "column": r.location.column},
-         "entity": r.entity, "message": r.message}
+         "entity": r.entity, "message": r.message, **({"via": list(r.via)} if r.via is not None else {})}
         for r in finding.related
     ]
     return data
@@ -88,7 +97,8 @@ class ResultCache:
         # Computed on the first key: a run with config files asks for none and skips the code walk.
         options = self._options
         return json.dumps([FORMAT_VERSION, _code_fingerprint(), _rules_fingerprint(self._rules),
-                           str(options.nccl_version), getattr(options, "nccl_version_origin", "default"), options.gdr_level,
+                           str(options.nccl_version), getattr(options, "nccl_version_origin", "default"),
+                           getattr(options, "nccl_version_named", ""), options.gdr_level,
                            list(options.extra_variables)])
 
     def key(self, node) -> str:
@@ -114,14 +124,25 @@ class ResultCache:
             if not _valid_entry(entry):
                 return None
             entry["findings"] = self.findings(entry)
+            if entry.setdefault("inventory", None) is not None:  # written only when the run built one
+                from topolint.fleet.inventory import inventory_from_plain
+
+                entry["inventory"] = inventory_from_plain(entry["inventory"])
         except (OSError, ValueError, RecursionError, TypeError, KeyError, AttributeError):
             return None
         return entry
 
     def put(self, key: str, findings: list[Finding], notes: list[str], ran: set[str],
-            collect_notes: list[str]) -> None:
+            collect_notes: list[str], inventory=None) -> None:
+        """``inventory``: the node's fleet inventory, when the run built one (the cluster stage of a
+        warm run reads it from here)."""
+        plain = None
+        if inventory is not None:
+            from topolint.fleet.inventory import inventory_plain
+
+            plain = inventory_plain(inventory)
         entry = {"findings": [_finding_dict(f) for f in findings], "notes": notes, "ran": sorted(ran),
-                 "collect_notes": collect_notes}
+                 "collect_notes": collect_notes, "inventory": plain}
         path = self._path(key)
         try:
             self._prepare()
@@ -150,10 +171,12 @@ class ResultCache:
             return list(entry["findings"])  # restored when read
         restored = []
         for data in entry["findings"]:
-            related = [Related(location=build(Location, **r["location"]), entity=r["entity"], message=r["message"])
+            related = [Related(location=build(Location, **r["location"]), entity=r["entity"], message=r["message"],
+                               via=tuple(r["via"]) if "via" in r else None)
                        for r in data.pop("related")]
             autofix = Fix.from_dict(data.pop("autofix", None))
-            restored.append(Finding(related=related, autofix=autofix, **data))
+            group = FindingGroup.from_dict(data.pop("group", None))
+            restored.append(Finding(related=related, autofix=autofix, group=group, **data))
         return restored
 
 
@@ -174,19 +197,27 @@ def _valid_fix(fix) -> bool:
                 and isinstance(e.get("expected", ""), str) for e in edits))
 
 
+def _valid_group(group) -> bool:
+    return group is None or (_fields_match(group, _GROUP_FIELDS) and set(group) == set(_GROUP_FIELDS)
+                             and all(isinstance(m, str) for m in group["members"]) and group["members"])
+
+
 def _valid_entry(entry) -> bool:
     """True when ``entry`` has exactly the shape ``put`` writes."""
-    if not isinstance(entry, dict) or set(entry) != {"findings", "notes", "ran", "collect_notes"}:
+    if not isinstance(entry, dict) or set(entry) - {"inventory"} != {"findings", "notes", "ran", "collect_notes"}:
         return False
     if not all(isinstance(entry[k], list) and all(isinstance(x, str) for x in entry[k])
                for k in ("notes", "ran", "collect_notes")):
         return False
     findings = entry["findings"]
     return isinstance(findings, list) and all(
-        _fields_match(f, _FINDING_FIELDS) and set(f) <= set(_FINDING_FIELDS)
+        _fields_match(f, _FINDING_FIELDS) and set(f) <= set(_FINDING_FIELDS) | set(_OPTIONAL_FINDING_FIELDS)
+        and _valid_group(f.get("group"))
         and all(isinstance(e, str) for e in f["evidence"])
         and all(_fields_match(r, {"location": (dict,), "entity": _STR, "message": _STR})
-                and _fields_match(r["location"], _LOCATION_FIELDS) for r in f["related"])
+                and _fields_match(r["location"], _LOCATION_FIELDS)
+                and (isinstance(r.get("via", []), list) and all(isinstance(v, str) for v in r.get("via", [])))
+                for r in f["related"])
         and _valid_fix(f["autofix"])
         for f in findings)
 

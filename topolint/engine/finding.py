@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,65 @@ class Related:
     location: Location
     entity: str
     message: str
+    # When this is the other end of the path the finding is about (a GPU's nearest NIC): the
+    # entities the path passes on the way, () for none named (the finding's entity to this one
+    # as the model routes it), or a relay such as a PXN GPU. None: another line that matters.
+    # Drawings draw such paths (topolint/drawing/).
+    via: tuple[str, ...] | None = None
+
+
+MAX_GROUP_MEMBERS = 20  # members a group lists; ``total`` counts them all
+MAX_EVIDENCE = 12  # evidence lines a grouped finding keeps; one more line counts the rest
+
+
+@dataclass(frozen=True)
+class FindingGroup:
+    """One finding standing for many (kind "members": entities or pairs of one node), or one
+    finding repeated on many nodes (kind "nodes", the fleet stage). Findings that would grow with
+    pairs are grouped instead, so a run's output stays linear in its input.
+
+    For kind "members" the finding's entity (and so its fingerprint) is the first member's:
+    baselines and suppressions written before the grouping still match."""
+
+    id: str  # stable across runs and machines: a hash of the kind, the key and every member
+    kind: str  # "members" or "nodes"
+    members: tuple[str, ...]  # the listed members, in a deterministic order, at most MAX_GROUP_MEMBERS
+    total: int  # how many members there are in all, listed or not
+
+    @classmethod
+    def of(cls, kind: str, members: Iterable[str], key: str = "", limit: int = MAX_GROUP_MEMBERS) -> FindingGroup:
+        """The group of ``members`` (in the order given, duplicates dropped); ``key`` tells apart
+        groups of the same members (a rule code, a problem)."""
+        every = list(dict.fromkeys(members))
+        if not every:
+            raise ValueError("a finding group needs at least one member")
+        digest = hashlib.sha256(f"{kind}\0{key}".encode())
+        for member in every:
+            digest.update(b"\0" + member.encode())
+        return cls(id=digest.hexdigest()[:16], kind=kind, members=tuple(every[:limit]), total=len(every))
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "kind": self.kind, "members": list(self.members), "total": self.total}
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> FindingGroup | None:
+        if data is None:
+            return None
+        return cls(id=data["id"], kind=data["kind"], members=tuple(data["members"]), total=data["total"])
+
+
+def capped_evidence(items: Iterable[str], limit: int = MAX_EVIDENCE, noun: str = "more") -> list[str]:
+    """At most ``limit`` evidence lines, then one line that counts the rest."""
+    kept: list[str] = []
+    rest = 0
+    for item in items:
+        if len(kept) < limit:
+            kept.append(item)
+        else:
+            rest += 1
+    if rest:
+        kept.append(f"... and {rest} {noun} not listed")
+    return kept
 
 
 @dataclass
@@ -31,6 +91,7 @@ class Hit:
     evidence: list[str] = field(default_factory=list)
     related: list[Related] = field(default_factory=list)
     autofix: Fix | None = None  # edits that resolve it (engine/fixes.py)
+    group: FindingGroup | None = None  # one hit for many members; entity must be the first member
 
 
 @dataclass
@@ -53,6 +114,7 @@ class Finding:
     justification: str | None = None  # the reason a suppression comment or annotation gave
     fingerprint: str = ""
     autofix: Fix | None = None
+    group: FindingGroup | None = None
 
     def __post_init__(self) -> None:
         if not self.fingerprint:

@@ -2,8 +2,9 @@
 
 Each worker is a fork of the run: it inherits the collection (sources read, nothing parsed),
 parses one node, runs the node's rules, and sends back only what that changed: findings, notes,
-rules that ran, internal errors, and what parsing added to the collection (TL001 problems, notes,
-parser bugs, sources that turned out unreadable). The parent applies them node by node in the
+rules that ran, internal errors, what parsing added to the collection (TL001 problems, notes,
+parser bugs, sources that turned out unreadable) and the node's inventory, which the cluster
+stage reads in the parent (docs/fleet.md). The parent applies them node by node in the
 order the sequential loop would, so every output is byte-identical whatever the job count.
 Where fork is not available, or the run is too small to gain, nodes are checked in-process.
 
@@ -67,6 +68,7 @@ class NodeOutcome:
     node_notes: list = field(default_factory=list)
     dropped: list = field(default_factory=list)  # sources parsing removed from the node
     unparsed: list = field(default_factory=list)  # paths parsing moved to collection.unparsed
+    inventory: object = None  # the node's fleet inventory, for the cluster stage in the parent
 
 
 _WORK: tuple | None = None  # (nodes, check_node): set before the fork, inherited by the workers
@@ -86,7 +88,8 @@ def _check_one(index: int) -> NodeOutcome:
         parser_errors=[(path, rule, Described(describe(exc)), name)
                        for path, rule, exc, name in collection.internal_errors[marks[2]:]],
         node_notes=node.notes[marks[3]:], dropped=sorted(sources - set(node.sources)),
-        unparsed=[path for path in collection.unparsed if path not in unparsed])
+        unparsed=[path for path in collection.unparsed if path not in unparsed],
+        inventory=result.inventories.get(node.name))
 
 
 def outcomes(nodes: list, check_node, workers: int):
@@ -109,6 +112,8 @@ def apply(outcome: NodeOutcome, node, collection, result) -> None:
     result.notes.extend(outcome.notes)
     result.ran.setdefault(node.name, set()).update(outcome.ran)
     result.internal_errors.extend(outcome.internal_errors)
+    if outcome.inventory is not None:
+        result.inventories[node.name] = outcome.inventory
     collection.problems.extend(outcome.problems)
     collection.notes.extend(outcome.collection_notes)
     collection.internal_errors.extend(outcome.parser_errors)

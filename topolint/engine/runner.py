@@ -23,6 +23,8 @@ class RunOptions:
     gdr_level: str | None = None  # a configured NCCL_NET_GDR_LEVEL, when one is known
     extra_variables: tuple[str, ...] = ()  # NCCL_* names to accept as known (config extra-variables)
     jobs: int = 1  # processes that check nodes (engine/parallel.py); 0: one per CPU
+    inventories: bool = False  # build every node's inventory, even with no cluster stage (--inventory)
+    progress: Any = None  # commands/progress.py RunProgress (a terminal), told of each node and the cluster stage
     # Where nccl_version came from: "option" (--nccl-version), "config" (nccl-version) or "default"
     # (the newest known, which evidence in the inputs may replace: model/nccl_in_force.py).
     nccl_version_origin: str = "default"
@@ -33,8 +35,9 @@ class CheckContext:
     """What a check sees: one node, the NCCL version assumed, and NCCL's graph on demand."""
 
     def __init__(self, node: NodeModel | None, options: RunOptions, configs: list | None = None,
-                 topology_nodes: list[NodeModel] | None = None):
+                 topology_nodes: list[NodeModel] | None = None, cluster=None):
         self.node = node
+        self.cluster = cluster  # fleet.cluster.ClusterModel, for the cluster stage's checks (NEEDS "cluster", ...)
         self.options = options
         self.configs = configs or []  # ConfigFile (model/config.py), for checks with NEEDS "config"
         self.topology_nodes = topology_nodes or []  # --topology nodes: config checks, and PERF expectations
@@ -103,6 +106,7 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     ran: dict[str, set[str]] = field(default_factory=dict)  # node name -> codes of the rules that ran on it
     internal_errors: list[InternalError] = field(default_factory=list)  # bugs in checks (engine/internal.py)
+    inventories: dict[str, Any] = field(default_factory=dict)  # node name -> fleet.inventory.Inventory
 
 
 def _format(template: str, fields: dict[str, Any], rule: RuleDefinition) -> str:
@@ -115,6 +119,8 @@ def _format(template: str, fields: dict[str, Any], rule: RuleDefinition) -> str:
 def to_finding(rule: RuleDefinition, node: str, hit: Hit) -> Finding:
     messages, fixes = rule.messages, rule.fixes
     fields = {**rule.parameters, **hit.fields}
+    # A group of members is reported on its first member: its baselines and suppressions still match.
+    entity = hit.group.members[0] if hit.group is not None and hit.group.kind == "members" else hit.entity
     return Finding(
         code=rule.code,
         slug=rule.slug,
@@ -125,12 +131,13 @@ def to_finding(rule: RuleDefinition, node: str, hit: Hit) -> Finding:
         line=hit.location.line,
         column=hit.location.column,
         node=node,
-        entity=hit.entity,
+        entity=entity,
         fix=_format(fixes.get(hit.variant, fixes["default"]), fields, rule),
         related=list(hit.related),
         evidence=list(hit.evidence),
-        fingerprint=entity_fingerprint(rule.code, hit.entity, hit.variant),
+        fingerprint=entity_fingerprint(rule.code, entity, hit.variant),
         autofix=hit.autofix,
+        group=hit.group,
     )
 
 
@@ -197,18 +204,29 @@ def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tu
                 needs[rule.code] = found if found is not None else tuple(load_check(rule.check).NEEDS)
             except ValueError as exc:  # no such check
                 raise RuleError(f"{rule.source}: {exc}") from None
+    cluster = cluster_stage_possible(collection)
     if any(node.pending for node in collection.nodes):  # a lazy collection: inputs known once parsed
-        return prepare([r for r in rules if r.code in needs]), needs
+        return prepare([r for r in rules if r.code in needs
+                        and (cluster or not is_cluster_check(needs[r.code]))]), needs
     offered = [node.available() for node in collection.nodes if node.cached is None]
     runnable = [r for r in rules if r.code in needs and (
-        "config" in needs[r.code] or any(all(n in available for n in needs[r.code]) for available in offered))]
+        "config" in needs[r.code] or (cluster and is_cluster_check(needs[r.code]))
+        or any(all(n in available for n in needs[r.code]) for available in offered))]
     return prepare(runnable), needs
+
+
+def cluster_stage_possible(collection: Collection) -> bool:
+    """Whether the cluster stage can run: it compares nodes, two at least. A run of one node
+    neither imports the cross-node checks nor builds what only they read."""
+    return len(collection.nodes) >= 2
 
 
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
     result = RunResult()
-    # A run the cache answers entirely needs no check module (nor what they import).
-    fresh = collection.configs or any(node.cached is None for node in collection.nodes)
+    # A run the cache answers entirely needs no check module (nor what they import), except the
+    # cross-node checks: they compare the inventories the cache entries keep, on every run.
+    fresh = collection.configs or any(node.cached is None for node in collection.nodes) \
+        or cluster_stage_possible(collection)
     prepared, needs = (_prepare_runnable(rules, collection) if fresh else ([], {}))
     if collection.configs and options.gdr_level is None:
         from topolint.checks._config import configured_gdr_level
@@ -219,20 +237,27 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
     by_code = {p[0].code: p for p in prepared}
     # (rule, module, params); module None: no node has its inputs, so it was not imported.
     node_rules = [(r, *(by_code[r.code][1:] if r.code in by_code else (None, None))) for r in rules
-                  if r.code in needs and "config" not in needs[r.code]]
+                  if r.code in needs and "config" not in needs[r.code] and not is_cluster_check(needs[r.code])]
     unreadable = _UnreadableNodes(collection)
     keep = {id(node) for node in collection.topology_nodes}  # config rules read them after the loop
     checker = _NodeChecker(rules, node_rules, needs, collection, options)
+    # Cached entries always keep the inventory: a later cluster run of the same node reads it there.
+    checker.inventories = options.inventories or cache is not None or (
+        cluster_stage_possible(collection) and any(is_cluster_check(n) for n in needs.values()))
     from_workers = _worker_outcomes(checker, collection, options)
-    for node in collection.nodes:
+    for index, node in enumerate(collection.nodes):
+        if options.progress is not None:
+            options.progress.node(index, len(collection.nodes))
         if node.cached is not None:  # unchanged since a run the cache remembers
             result.findings.extend(cache.findings(node.cached))
             result.notes.extend(node.cached["notes"])
             result.ran.setdefault(node.name, set()).update(node.cached["ran"])
+            if checker.inventories and node.cached.get("inventory") is not None:
+                result.inventories[node.name] = node.cached["inventory"]
             continue
         first_finding, first_note = len(result.findings), len(result.notes)
         errors_before = len(result.internal_errors)
-        if from_workers is not None:
+        if from_workers is not None and _worth_a_worker(node):
             from topolint.engine import parallel
 
             parallel.apply(next(from_workers), node, collection, result)
@@ -241,12 +266,18 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
         if cache is not None and node.cache_key and node.name not in unreadable.names() \
                 and len(result.internal_errors) == errors_before:
             cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:],
-                      result.ran[node.name], node.notes)
+                      result.ran[node.name], node.notes, result.inventories.get(node.name))
         if collection.materialize is not None and id(node) not in keep:
             _release_facts(node)
     if from_workers is not None:
         from_workers.close()  # the workers end here, not when the generator is collected
+    if options.progress is not None:
+        options.progress.node(len(collection.nodes), len(collection.nodes))
     run_config_checks(prepared, collection, options, result)
+    run_cluster_checks(prepared, collection, options, result)
+    if not cluster_stage_possible(collection):
+        result.notes.extend(f"{rule.code} not run: the run has one node, nothing to compare it with"
+                            for rule in rules if rule.code in needs and is_cluster_check(needs[rule.code]))
     # Input problems last: a lazy collection finds some (TL001) only when it parses a node.
     result.findings[:0] = input_findings({r.code: r for r in rules}, collection)
     result.internal_errors[:0] = [InternalError(path, rule, describe(exc))
@@ -264,6 +295,15 @@ class _NodeChecker:
         self.collection, self.options = collection, options
         self.input_codes = {r.code for r in rules if r.check == "inputs"}  # TL001 and kin: from collect
         self._plans: dict[frozenset, list[tuple]] = {}
+        self.inventories = False  # build each node's inventory once its rules ran (the cluster stage reads them)
+        self._configs_by_path: dict | None = None
+
+    def configs_of(self, node: NodeModel) -> list:
+        """The config files among the node's own files (a bundle's nccl.conf): by path, not by a
+        scan of the run's configs for every node (a cluster of bundles has one on every node)."""
+        if self._configs_by_path is None:
+            self._configs_by_path = {c.path: c for c in self.collection.configs}
+        return [self._configs_by_path[path] for path in node.sources if path in self._configs_by_path]
 
     def plan(self, available: set[str]) -> list[tuple]:
         """(rule, module, params, missing) for each node rule, in order; ``missing``: the inputs
@@ -278,9 +318,15 @@ class _NodeChecker:
         return plan
 
     def into(self, node: NodeModel, result: RunResult) -> None:
+        if node.inventory is not None:  # read from an inventory file: the cluster stage's input only
+            result.ran.setdefault(node.name, set(self.input_codes))
+            result.inventories[node.name] = node.inventory
+            return
         if node.pending and self.collection.materialize is not None:
             self.collection.materialize(node)  # a lazy collection: parsed now, dropped after its checks
         _check_node(node, self, self.collection, self.options, result)
+        if self.inventories:
+            _add_inventory(node, self.configs_of(node), result)
 
     def __call__(self, node: NodeModel) -> RunResult:
         """In a worker: the node's result; its facts are dropped as the parent drops them."""
@@ -295,13 +341,19 @@ def _worker_outcomes(checker: _NodeChecker, collection: Collection, options: Run
     here: one job, a collection parsed up front, --topology nodes, or too few nodes to gain."""
     if options.jobs == 1 or collection.materialize is None or collection.topology_nodes:
         return None
-    todo = [node for node in collection.nodes if node.cached is None]
+    todo = [node for node in collection.nodes if node.cached is None and _worth_a_worker(node)]
     if not todo:  # a run the cache answers: not even multiprocessing is imported
         return None
     from topolint.engine import parallel
 
     workers = parallel.usable(parallel.job_count(options.jobs), len(todo))
     return parallel.outcomes(todo, checker, workers) if workers else None
+
+
+def _worth_a_worker(node: NodeModel) -> bool:
+    """A node read from an inventory file has nothing to parse or check: it stays here (a worker
+    would only copy the inventories it touches)."""
+    return node.inventory is None
 
 
 def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, options: RunOptions,
@@ -411,4 +463,56 @@ def run_config_checks(prepared: list[tuple], collection: Collection, options: Ru
         for hit in one_per_setting(_hits(rule, module, context, params, result, "the config files")):
             result.findings.append(to_finding(rule, node_of.get(hit.location.path, "-"), hit))
         result.notes.extend(f"{rule.code} {note}" for note in context.notes)  # e.g. why a finding has no fix
+        context.notes.clear()
+
+
+def is_cluster_check(needs: tuple) -> bool:
+    """A check of the cluster stage: its NEEDS start with "cluster" (fleet/cluster.py)."""
+    return bool(needs) and needs[0] == "cluster"
+
+
+def _add_inventory(node: NodeModel, configs: list, result: RunResult) -> None:
+    """The node's inventory, built from its facts and its own config files before they are
+    released (an internal error, not a lost run, when building it raises)."""
+    from topolint.fleet.build import node_inventory
+
+    try:
+        inventory = node_inventory(node, configs)
+    except Exception as exc:  # noqa: BLE001 - a bug in the inventory builder: exit 2, the run goes on
+        result.internal_errors.append(InternalError(node_input(node), "inventory", describe(exc)))
+        return
+    if inventory is not None:
+        result.inventories[node.name] = inventory
+
+
+def run_cluster_checks(prepared: list[tuple], collection: Collection, options: RunOptions, result: RunResult) -> None:
+    """The cluster stage: checks with NEEDS ("cluster", ...) run once, after every node's rules,
+    on a ClusterModel of the nodes' inventories (in this process: workers sent theirs back).
+
+    A hit is about one node: its entity starts with the node's name (fleet/cluster.py)."""
+    cluster_rules = [p for p in prepared if is_cluster_check(tuple(p[1].NEEDS))]
+    if cluster_rules and len(result.inventories) < 2:
+        result.notes.extend(f"{rule.code} not run on the cluster: {len(result.inventories)} of its "
+                            f"{len(collection.nodes)} nodes show machine facts (an inventory), two are compared"
+                            for rule, _, _ in cluster_rules)
+    if not cluster_rules or len(result.inventories) < 2:
+        return
+    from topolint.fleet.cluster import ClusterModel, node_of_entity
+
+    order = [node.name for node in collection.nodes if node.name in result.inventories]
+    cluster = ClusterModel(inventories={name: result.inventories[name] for name in order})
+    if options.progress is not None:
+        options.progress.stage(f"comparing {len(order)} nodes")
+    available = cluster.available()
+    context = CheckContext(None, options, collection.configs, cluster=cluster)
+    for rule, module, params in cluster_rules:
+        missing = [need for need in module.NEEDS if need not in available]
+        if missing:
+            result.notes.append(f"{rule.code} not run on the cluster: no {', '.join(missing)} input")
+            continue
+        for name in order:
+            result.ran.setdefault(name, set()).add(rule.code)
+        for hit in _hits(rule, module, context, params, result, "the cluster"):
+            result.findings.append(to_finding(rule, node_of_entity(hit.entity), hit))
+        result.notes.extend(f"{rule.code} {note}" for note in context.notes)
         context.notes.clear()

@@ -228,9 +228,11 @@ def _xml_span(path: str, item: tuple, last_line: int) -> SuppressionSpan:
     return SuppressionSpan(path, line, max(last_line, line), codes, reason, line, column, kind)
 
 
-SCANNERS: dict[str, Callable[[SourceFile], Directives]] = {"xml": scan_xml, "hash": scan_hash}
-# Recognised format -> comment syntax. Formats not listed use "#" unless the name says XML.
-COMMENT_SYNTAX: dict[str, str] = {"nccl-topo-xml": "xml", "nccl-graph-xml": "xml"}
+SCANNERS: dict[str, Callable[[SourceFile], Directives]] = {"xml": scan_xml, "hash": scan_hash,
+                                                          "none": lambda source: Directives()}
+# Recognised format -> comment syntax. Formats not listed use "#" unless the name says XML; JSON
+# that topolint writes itself (node inventories, docs/fleet.md) has no comments.
+COMMENT_SYNTAX: dict[str, str] = {"nccl-topo-xml": "xml", "nccl-graph-xml": "xml", "topolint-inventory": "none"}
 
 
 def comment_syntax(source: SourceFile) -> str:

@@ -56,7 +56,7 @@ def estimate_sizes(models, nodes: int | None = None, gpus_per_node: int | None =
               "gpu_sm": hws[0].sm}
     if ranks <= 1:
         return [Estimate({**inputs, "size_bytes": size}, [], None, None,
-                         assumptions + ["one rank: nothing to communicate"]) for size in sizes]
+                         assumptions + ["one rank: nothing to communicate"], hws) for size in sizes]
     graphs = _graphs(hws, n_nodes, options)
     comm = _comm(hws, n_nodes, ranks, version, options, graphs)
     if collective == "allreduce" and n_nodes > 1:
@@ -78,7 +78,7 @@ def _evaluate(hws, graphs, comm, collective, size, options, inputs, assumptions)
         algorithms.append(fp.alltoall(hws, graphs, n_nodes, gpn, size, options))
         selected = "alltoall"
     fastest = min(algorithms, key=lambda a: a.time_us).name if algorithms else None
-    return Estimate(inputs, algorithms, selected, fastest, list(assumptions))
+    return Estimate(inputs, algorithms, selected, fastest, list(assumptions), hws)
 
 
 def _assumptions(hws: list[NodeHardware], n_nodes: int, version: NcclVersion, options: Options) -> list[str]:
@@ -209,7 +209,7 @@ def _nccl_algorithms(coll, size, graphs, comm, options, hws) -> list[AlgorithmEs
             t = size / (busbw / factor * 1000)
         algbw = busbw / factor
         result.append(AlgorithmEstimate(algo, choice.protocol, busbw, algbw, t, bottleneck,
-                                        "nccl-tuning", graph.channels, notes))
+                                        "nccl-tuning", graph.channels, notes, graph.orders))
     return result
 
 

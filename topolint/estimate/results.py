@@ -45,6 +45,11 @@ class Options:
         return max(1.0, self.oversubscription)
 
 
+# How the estimate's JSON labels the channel orders it used: they are the packing of search.py.
+CHANNEL_ORDER_SOURCE = ("topolint's approximation of NCCL's graph search (topolint/estimate/search.py, after "
+                        "src/graph/search.cc ncclTopoCompute), not the channels NCCL itself builds")
+
+
 @dataclass(frozen=True)
 class AlgorithmEstimate:
     name: str
@@ -56,12 +61,15 @@ class AlgorithmEstimate:
     model: str  # "nccl-tuning" or "first-principles"
     channels: int | None = None
     notes: tuple[str, ...] = ()
+    orders: tuple = ()  # search.ChannelOrder per channel: NCCL's algorithms only
 
     def as_dict(self) -> dict:
+        orders = {"source": CHANNEL_ORDER_SOURCE, "channels": [o.as_dict() for o in self.orders]} \
+            if self.orders else None
         return {"name": self.name, "protocol": self.protocol, "busbw_GBps": round(self.busbw_GBps, 2),
                 "algbw_GBps": round(self.algbw_GBps, 2), "time_us": round(self.time_us, 2),
                 "channels": self.channels, "model": self.model, "bottleneck": self.bottleneck.as_dict(),
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "channel_orders": orders}
 
 
 @dataclass
@@ -71,6 +79,9 @@ class Estimate:
     selected: str | None  # what NCCL would pick
     fastest: str | None
     assumptions: list[str] = field(default_factory=list)
+    # The nodes' hardware as the estimate read it (hardware.NodeHardware: the completed, refined
+    # System of each distinct node), for whoever draws it; not part of as_dict.
+    hardware: list = field(default_factory=list, repr=False, compare=False)
 
     def algorithm(self, name: str) -> AlgorithmEstimate:
         for algo in self.algorithms:

@@ -25,6 +25,21 @@ _DFS_BUDGET = 20000  # node expansions per channel, like NCCL's per-search timeo
 
 
 @dataclass(frozen=True)
+class ChannelOrder:
+    """One channel as topolint's search packed it: the GPUs in the order it visits them (entity
+    ids; an NVLS or CollNet channel names its head GPU alone) and the network devices it enters
+    and leaves the node through (entity ids; None within one node). An approximation of the
+    graph NCCL's search would find (the module docstring says where it differs)."""
+
+    gpus: tuple[str, ...]
+    net_in: str | None = None
+    net_out: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"gpus": list(self.gpus), "net_in": self.net_in, "net_out": self.net_out}
+
+
+@dataclass(frozen=True)
 class Graph:
     """What ncclTopoCompute hands the tuning model for one pattern."""
 
@@ -36,6 +51,7 @@ class Graph:
     type_inter: str
     bottleneck: Bottleneck
     inter_bottleneck: Bottleneck | None = None  # what bounds bwInter, where it differs
+    orders: tuple[ChannelOrder, ...] = ()  # each channel's order, as packed (empty: not a searched graph)
 
 
 class _Residual:
@@ -154,16 +170,17 @@ def _take_order(res: _Residual, order: list[str], cycle: bool, speed: float) -> 
     return True
 
 
-def _pack_intra(hw: NodeHardware, speed: float, limit: int) -> tuple[int, _Residual]:
+def _pack_intra(hw: NodeHardware, speed: float, limit: int) -> tuple[int, _Residual, list[ChannelOrder]]:
     res = _Residual(hw)
     gpus = hw.bus_ids
-    channels, hint = 0, None
+    channels, hint, orders = 0, None, []
     while channels < limit:
         order = _chain(res, gpus, gpus[0], None, speed, hint)
         if order is None:
             break
         channels, hint = channels + 1, order
-    return channels, res
+        orders.append(ChannelOrder(tuple(hw.gpu_entity(b) for b in order)))
+    return channels, res, orders
 
 
 def _exit_gpu(hw: NodeHardware, port: NetPort, first: str) -> str:
@@ -174,11 +191,11 @@ def _exit_gpu(hw: NodeHardware, port: NetPort, first: str) -> str:
     return min(candidates)[2] if candidates else first
 
 
-def _pack_inter(hw: NodeHardware, speed: float, limit: int) -> tuple[int, _Residual]:
+def _pack_inter(hw: NodeHardware, speed: float, limit: int) -> tuple[int, _Residual, list[ChannelOrder]]:
     """Rings that enter each node from a NIC at its local GPU and leave through the nearest other GPU."""
     res = _Residual(hw)
     ports = [p for p in hw.nets if p.local_gpu]
-    channels, hints, failed = 0, {}, 0
+    channels, hints, failed, orders = 0, {}, 0, []
     while channels < limit and ports and failed < len(ports):
         port = ports[channels % len(ports)] if failed == 0 else ports[(channels + failed) % len(ports)]
         first = port.local_gpu
@@ -192,6 +209,7 @@ def _pack_inter(hw: NodeHardware, speed: float, limit: int) -> tuple[int, _Resid
             res.give(enter, speed)
             failed += 1
             continue
+        order = [first]
         if len(hw.bus_ids) > 1:
             order = _chain(res, hw.bus_ids, first, last, speed, hints.get(port.key))
             if order is None:
@@ -201,7 +219,8 @@ def _pack_inter(hw: NodeHardware, speed: float, limit: int) -> tuple[int, _Resid
                 continue
             hints[port.key] = order
         channels, failed = channels + 1, 0
-    return channels, res
+        orders.append(ChannelOrder(tuple(hw.gpu_entity(b) for b in order), port.entity, port.entity))
+    return channels, res, orders
 
 
 def _tightest(hw: NodeHardware, res: _Residual, speed: float, what: str) -> Bottleneck:
@@ -218,13 +237,13 @@ def _tightest(hw: NodeHardware, res: _Residual, speed: float, what: str) -> Bott
 
 
 def _best(hw: NodeHardware, inter: bool, limit: int, max_bw: float, min_channels: int = 1):
-    best = (0, 0.0, None)
+    best = (0, 0.0, None, [])
     for speed in T.speeds(hw.sm, inter, hw.system.version):
         if speed > max_bw + _EPS:
             continue
-        channels, res = _pack_inter(hw, speed, limit) if inter else _pack_intra(hw, speed, limit)
+        channels, res, orders = _pack_inter(hw, speed, limit) if inter else _pack_intra(hw, speed, limit)
         if channels >= min_channels and channels * speed > best[0] * best[1] + _EPS:
-            best = (channels, speed, res)
+            best = (channels, speed, res, orders)
     return best
 
 
@@ -250,25 +269,28 @@ def ring_graph(hw: NodeHardware, nodes: int) -> Graph | None:
     else:
         max_bw = max((hw.system.raw_paths[a][gpu_id(b)].bw for a in hw.bus_ids for b in hw.bus_ids
                       if a != b and gpu_id(b) in hw.system.raw_paths[a]), default=0.0)
-    channels, speed, res = _best(hw, inter, T.MAX_RING_CHANNELS, max_bw)
+    channels, speed, res, orders = _best(hw, inter, T.MAX_RING_CHANNELS, max_bw)
     if not channels:
         return None
     what = ("ring channel" if channels == 1 else "ring channels") + (
         " entering and leaving through the NICs" if inter else "")
     bottleneck = _tightest(hw, res, speed, f"{channels} {what} at {speed:g} GB/s each")
-    graph = Graph("ring", channels, speed, speed, type_intra, type_inter, bottleneck)
+    graph = Graph("ring", channels, speed, speed, type_intra, type_inter, bottleneck, orders=tuple(orders))
     return _dup(graph, hw.sm, T.MAX_RING_CHANNELS)
 
 
 def _dup(graph: Graph, sm: int, max_channels: int) -> Graph:
-    """ncclTopoDupChannels (src/graph/search.cc): twice the channels at half the speed each."""
+    """ncclTopoDupChannels (src/graph/search.cc): twice the channels at half the speed each, the
+    added channels copies of the first ones in order (its memcpy of intra and inter, v2.30.7-1)."""
     if graph.bw_intra < T.DUP_MIN_BW:
         return graph
     if sm > 80 and graph.bw_intra < T.DUP_SM90_BW and graph.channels > T.DUP_SM90_MAX_CHANNELS:
         return graph
     doubled = min(graph.channels * 2, max_channels)
     factor = -(-doubled // graph.channels)
-    return replace(graph, channels=doubled, bw_intra=graph.bw_intra / factor, bw_inter=graph.bw_inter / factor)
+    orders = graph.orders + graph.orders[:doubled - graph.channels]
+    return replace(graph, channels=doubled, bw_intra=graph.bw_intra / factor, bw_inter=graph.bw_inter / factor,
+                   orders=orders)
 
 
 def tree_graph(hw: NodeHardware, nodes: int, ring: Graph) -> Graph:
@@ -280,7 +302,7 @@ def tree_graph(hw: NodeHardware, nodes: int, ring: Graph) -> Graph:
     for speed in T.speeds(hw.sm, True, hw.system.version):
         if speed <= best or speed > 2 * ring.bw_inter + _EPS:
             continue
-        channels, _ = _pack_intra(hw, speed, ring.channels)
+        channels, _, _ = _pack_intra(hw, speed, ring.channels)
         if channels >= ring.channels:
             best = speed
     return replace(ring, pattern="tree", bw_intra=best)
@@ -325,11 +347,22 @@ def nvls_graph(hw: NodeHardware, nodes: int) -> Graph | None:
                                                        f"link ({channels + 1} x {intra:g} <= {nvlink:g})")
     type_intra, type_inter = _path_types(hw)
     if nodes == 1:
-        return Graph("nvls", channels, intra, intra, type_intra, type_inter, bottleneck)
+        orders = tuple(ChannelOrder((hw.gpu_entity(b),)) for b in hw.bus_ids[:channels])
+        return Graph("nvls", channels, intra, intra, type_intra, type_inter, bottleneck, orders=orders)
     inter, tight = _heads_speed(hw)
     if not inter:
         return None
-    return Graph("nvls", channels, intra, inter, type_intra, type_inter, bottleneck, tight)
+    return Graph("nvls", channels, intra, inter, type_intra, type_inter, bottleneck, tight,
+                 _head_orders(hw, heads[:channels]))
+
+
+def _head_orders(hw: NodeHardware, heads: list[str]) -> tuple[ChannelOrder, ...]:
+    """One channel per head GPU, through the first network device it drives."""
+    orders = []
+    for head in heads:
+        port = next(p for p in hw.nets if p.local_gpu == head)
+        orders.append(ChannelOrder((hw.gpu_entity(head),), port.entity, port.entity))
+    return tuple(orders)
 
 
 def _heads_speed(hw: NodeHardware) -> tuple[float, Bottleneck | None]:
@@ -355,8 +388,9 @@ def collnet_graphs(hw: NodeHardware, ring: Graph) -> tuple[Graph | None, Graph |
     bottleneck = tight or ring.bottleneck
     direct = None
     if hw.nvswitch:
-        direct = Graph("collnet_direct", min(len(heads), T.MAX_DIRECT_ARITY + 1), speed, speed, ring.type_intra,
-                       ring.type_inter, bottleneck, tight)
+        count = min(len(heads), T.MAX_DIRECT_ARITY + 1)
+        direct = Graph("collnet_direct", count, speed, speed, ring.type_intra, ring.type_inter, bottleneck, tight,
+                       _head_orders(hw, heads[:count]))
     chain = replace(ring, pattern="collnet_chain")
     return direct, chain
 
@@ -366,5 +400,6 @@ def combine(graphs: list[Graph]) -> Graph:
     if len(graphs) == 1:
         return graphs[0]
     worst = min(graphs, key=lambda g: (g.channels * g.bw_intra, g.channels * g.bw_inter))
-    return replace(worst, channels=min(g.channels for g in graphs), bw_intra=min(g.bw_intra for g in graphs),
-                   bw_inter=min(g.bw_inter for g in graphs))
+    channels = min(g.channels for g in graphs)
+    return replace(worst, channels=channels, bw_intra=min(g.bw_intra for g in graphs),
+                   bw_inter=min(g.bw_inter for g in graphs), orders=worst.orders[:channels])

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from topolint.inputs import config_names
 from topolint.inputs.config_names import walk_dot_file, walk_dot_folder
-from topolint.inputs.sniff import sniff
+from topolint.inputs.sniff import INVENTORY, sniff
 from topolint.inputs.source import InputBudget, InputError, SourceFile, open_regular, read_source, read_stream
 from topolint.model.facts import GraphFile
 from topolint.model.node import NodeModel
@@ -101,6 +101,7 @@ class _Collector:
         self.budget = budget or InputBudget()
         self.exclude = exclude  # Path -> bool: files and folders a folder walk skips (config excludes)
         self.defer = defer  # leave machine outputs unparsed until the result cache was asked
+        self.spawned: dict[int, list[NodeModel]] = {}  # id(node found in) -> nodes read from inventory files
         # Dockerfiles with nothing to check but the NCCL of their image: kept aside until a compose
         # service builds one (absolute path -> (config, source, path, node, the note that skipped it)).
         self.dormant: dict[str, tuple] = {}
@@ -125,6 +126,9 @@ class _Collector:
                     self.result.notes.append(f"{path}: skipped, not a recognised format")
                 return
             source.format = fmt
+            if fmt == INVENTORY:
+                self.inventory(source, node)
+                return
             if fmt not in config_names.CONFIG_FORMATS:
                 node.sources[source.path] = source
                 node.pending.append((fmt, source, explicit))
@@ -138,6 +142,36 @@ class _Collector:
             self.unreadable(exc, path, node, explicit)
         except Exception as exc:  # noqa: BLE001 - a parser bug: an internal error (exit 2), the run goes on
             self.parser_bug(path, fmt, exc, node, source)
+
+    def inventory(self, source: SourceFile, found_in: NodeModel) -> None:
+        """An inventory file is a node of its own, named as the inventory says, read now: the
+        cluster stage reads it in this process (docs/fleet.md). It takes the place of the node
+        whose files it was found among when that node has no other file."""
+        inventory = parse(INVENTORY, source)  # InputError: TL001 at its line
+        node = NodeModel(name=inventory.node, inventory=inventory)
+        node.sources[source.path] = source
+        self.spawned.setdefault(id(found_in), []).append(node)
+
+    def place_inventories(self) -> None:
+        """Inventory nodes into the node list, each after the node it was found in (dropped when
+        nothing else was), in file order. A node the run also reads from its own files, or from an
+        earlier inventory, keeps that one (a note says which file was not used)."""
+        if not self.spawned:
+            return
+        raw = {node.name for node in self.result.nodes if node.sources}
+        placed, seen = [], set()
+        for node in self.result.nodes:
+            if node.sources or id(node) not in self.spawned:
+                placed.append(node)
+            for spawned in self.spawned.get(id(node), []):
+                path = next(iter(spawned.sources))
+                if spawned.name in raw or spawned.name in seen:
+                    self.result.notes.append(f"{path}: inventory of node {spawned.name} not used: the run "
+                                             f"reads that node {'from its own files' if spawned.name in raw else 'from an earlier inventory'}")
+                    continue
+                seen.add(spawned.name)
+                placed.append(spawned)
+        self.result.nodes = placed
 
     def parser_bug(self, path: str, fmt: str | None, exc: Exception, node: NodeModel, source) -> None:
         self.result.internal_errors.append((path, f"parser {fmt or 'sniff'}", exc, node.name))
@@ -194,7 +228,7 @@ class _Collector:
                 continue
             if not self.result.configs and all(s.format not in config_names.CONFIG_FORMATS for s in node.sources.values()):
                 node.cache_key = cache.key(node)
-                node.cached = cache.get(node.cache_key)
+                node.cached = cache.get(node.cache_key) if node.cache_key is not None else None
                 if node.cached is not None:
                     node.pending = []
                     self.result.notes.extend(node.cached["collect_notes"])
@@ -343,24 +377,12 @@ def _looks_like_input(path: str) -> bool:
 
 
 def collect(paths: list[str], node_name: str | None = None, stdin_filename: str | None = None,
-            stdin=None, exclude=None, topology: str | None = None, cache=None,
-            budget: InputBudget | None = None, lazy: bool = False) -> Collection:
+            stdin=None, exclude=None, cache=None, budget: InputBudget | None = None, lazy: bool = False) -> Collection:
     """``exclude`` (Path -> bool) applies to what folder walks find; the caller filters the paths
-    it names (``--force-exclude``). ``topology`` (``--topology``: a dump, a matrix, a node folder
-    or a cluster folder) is read as nodes that config rules check settings against. ``lazy``:
-    machine outputs stay unparsed until ``Collection.materialize(node)`` (the runner's job)."""
-    if topology is not None:
-        # Not cached: what a node's measurements are judged against depends on the topology given.
-        budget = budget or InputBudget()
-        result = collect(paths, node_name, stdin_filename, stdin, exclude, cache=None, budget=budget)
-        known = collect([topology], exclude=exclude, budget=budget)
-        result.topology_nodes = [n for n in known.nodes if n.available()]
-        result.nodes.extend(n for n in known.nodes if n.available())
-        result.problems.extend(known.problems)
-        result.notes.extend(known.notes)
-        result.configs.extend(known.configs)
-        return result
-    lazy = lazy and topology is None
+    it names (``--force-exclude``). ``cache``: nodes it answers for are not parsed (its ``key``
+    may be None: that node is not cached). ``lazy``: machine outputs stay unparsed until
+    ``Collection.materialize(node)`` (the runner's job). A topology that config files are checked
+    against is collected on its own (commands/check.py): it is context, not a checked path."""
     collector = _Collector(exclude, defer=cache is not None or lazy, budget=budget, lazy=lazy)
     collector.result.materialize = collector.materialize if lazy else None
     named_files: list[str] = []
@@ -383,6 +405,7 @@ def collect(paths: list[str], node_name: str | None = None, stdin_filename: str 
             else:
                 collector.load_file(Path(raw), node, explicit=True)
         collector.result.nodes.insert(0, node)
+    collector.place_inventories()
     collector.revive_built()
     if any(config.format == "envfile" for config in collector.result.configs):
         from topolint.inputs import env_consumers

@@ -141,10 +141,21 @@ def _nccl_log(text: str) -> str | None:
     return NCCL_LOG if VERSION_LINE.search(text) and not _DOCUMENT.search(text) else None
 
 
+INVENTORY = "topolint-inventory"
+
+
+def _inventory(text: str) -> str | None:
+    """A node inventory (docs/fleet.md): a JSON object with the "topolint_inventory" key near its start."""
+    from topolint.fleet.inventory import looks_like_inventory
+
+    return INVENTORY if text[:1] in ("{", " ", "\n", "\r", "\t") and looks_like_inventory(text) else None
+
+
 # Each detector looks at the head of a file and names its format or returns None. One line per
 # family of formats; the first that answers wins, so put stricter detectors first.
 DETECTORS = [
     _nccl_xml,
+    _inventory,
     _nvidia_smi_topo,
     _nvidia_smi_nvlink,
     _hwloc,
@@ -167,6 +178,24 @@ def _fabric(text: str) -> str | None:
 
 
 DETECTORS.append(_fabric)
+
+
+_MODULE_LINE = re.compile(r"[A-Za-z0-9_]+ \d+ ")
+_SOFTWARE_MARKS = ("NVRM version", "NVIDIA-SMI", "Linux", "OFED", "Module", "/sys/module/")
+
+
+def _software(text: str) -> str | None:
+    """Version outputs (driver, CUDA, OFED, kernel, modules): topolint/parsers/versions.py, imported
+    only for a head that starts like one of them."""
+    head = text[:4096]  # a paste may echo the command first
+    if not any(mark in head for mark in _SOFTWARE_MARKS) and not _MODULE_LINE.match(text.lstrip()[:64]):
+        return None
+    from topolint.parsers.versions import software_format
+
+    return software_format(text)
+
+
+DETECTORS.append(_software)
 
 # Config formats (infra files) by content, after the machine outputs; names and shebangs come
 # first in collect.py. Imported here so a detector list stays the one place to look.

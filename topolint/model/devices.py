@@ -165,8 +165,12 @@ def gpu_model_by_id(pci_id: str | None) -> GpuModel | None:
     return GpuModel(entry["name"], entry["sm"], board.nvswitch_links if board is not None else None)
 
 
+def hex_pci_id(device: LspciDevice) -> str | None:
+    """The device's ``0x10de:0x2330``: how topolint/data/pci_devices.toml and NCCL's XML write ids."""
+    ids = pci_ids(device)
+    return f"0x{ids.replace(':', ':0x')}" if ids else None
+
+
 def lspci_gpu_model(device: LspciDevice) -> GpuModel | None:
     """A GPU's model from its lspci PCI id, else from the name lspci prints (``GH100 [H100 SXM5 80GB]``)."""
-    ids = pci_ids(device)
-    found = gpu_model_by_id(f"0x{ids.replace(':', ':0x')}" if ids else None)
-    return found or gpu_model_by_name(device.description)
+    return gpu_model_by_id(hex_pci_id(device)) or gpu_model_by_name(device.description)

@@ -21,7 +21,8 @@ _FIELD_DEFAULTS: dict[type, tuple[dict, tuple]] = {}
 def build(cls, **values):
     """``cls.model_construct(**values)`` at a fraction of its cost, for parsers' hot paths.
 
-    Like model_construct it trusts its input; mutable defaults ([] / {}) are fresh per object.
+    Like model_construct it trusts its input; mutable defaults ([] / {}, a default_factory's
+    model) are fresh per object.
     """
     spec = _FIELD_DEFAULTS.get(cls)
     if spec is None:
@@ -32,6 +33,8 @@ def build(cls, **values):
             default = info.get_default(call_default_factory=True)
             if isinstance(default, (list, dict, set)):
                 fresh.append((name, type(default)))
+            elif info.default_factory is not None:
+                fresh.append((name, info.default_factory))  # a model made per object, never shared
             else:
                 constants[name] = default
         spec = _FIELD_DEFAULTS[cls] = (constants, tuple(fresh))

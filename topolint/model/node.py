@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import GraphFile, NvlinkStatus, TopologyFile, TopoMatrix
 from topolint.model.measured import MeasuredFile
+from topolint.model.software import SoftwareFile
 from topolint.model.host import (
     BundleManifest, HwlocTopology, KernelCmdline, KernelLog, LspciFile, NumaTable, VirtEvidence,
 )
@@ -20,6 +21,7 @@ HOST_FACTS = {
     VirtEvidence: ("virt", "virt"),
     NumaTable: ("numa_tables", "numactl"),
     HwlocTopology: ("hwloc", "hwloc"),
+    SoftwareFile: ("software", "versions"),  # model/software.py: driver, CUDA, OFED, kernel, modules
 }
 
 
@@ -36,9 +38,11 @@ class NodeModel:
     virt: list[VirtEvidence] = field(default_factory=list)  # systemd-detect-virt, DMI product name
     numa_tables: list[NumaTable] = field(default_factory=list)  # numactl -H
     hwloc: list[HwlocTopology] = field(default_factory=list)  # lstopo XML
+    software: list[SoftwareFile] = field(default_factory=list)  # versions of the driver, OFED, kernel, modules
     bundle: BundleManifest | None = None  # the node bundle it was read from (inputs/bundle.py)
     fabric: list = field(default_factory=list)  # FabricFile: ibstat, show_gids, ethtool, mounts... (model/fabric.py)
     measured: list[MeasuredFile] = field(default_factory=list)  # model/measured.py: nccl-tests output, NCCL logs
+    inventory: object = None  # fleet.inventory.Inventory: a node read from an inventory file (docs/fleet.md)
     sources: dict[str, SourceFile] = field(default_factory=dict)
     # Machine outputs read but not parsed yet: (format, source, named explicitly). Parsing waits
     # until the result cache has said whether this node needs checking at all.
@@ -90,6 +94,8 @@ class NodeModel:
                 kinds.add(kind)
         if self.bundle is not None:
             kinds.add("bundle")
+        if self.inventory is not None:
+            kinds.add("inventory")  # the cluster stage's input, no node rule's
         if kinds & {"matrix", "bundle", "lspci", "numactl"}:
             kinds.add("input that can be partial")  # TL005: cut matrices, failed bundle commands, non-root lspci
         if len(kinds & {"topology", "matrix", "lspci", "numactl"}) >= 2 \

@@ -25,11 +25,11 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from topolint.model.devices import GpuModel, device_kind, gpu_model_by_name, lspci_gpu_model, pci_ids
+from topolint.model.devices import GpuModel, device_kind, gpu_model_by_name, hex_pci_id, lspci_gpu_model, pci_ids
 from topolint.model.fabric_view import FabricView, PortView
 from topolint.model.facts import Location, TopologyFile
 from topolint.model.host import LspciDevice, LspciFile
-from topolint.model.matrix import MatrixView, join_gpus, nv_count, topo_matrices
+from topolint.model.matrix import MatrixView, gpu_bus_ids, join_gpus, nv_count, topo_matrices
 from topolint.model.numbers import cpulist, decimal
 
 # PCI class of a topology's NIC -> the link layer of the ports it is (src/graph/topo.cc reads 0x02
@@ -140,6 +140,25 @@ class NodeJoin:
                       key=lambda d: d.address)
 
     @cached_property
+    def lspci_gpus(self) -> list[tuple[LspciFile, LspciDevice]]:
+        """(lspci file, device) of each GPU (NVIDIA or AMD) of the first listing (``-vvv`` or the
+        plain list) that shows any, in bus order: the node's GPUs when no topology file names them."""
+        for lspci in getattr(self.node, "lspci", []):
+            if lspci.kind in ("verbose", "list"):
+                found = [(lspci, d) for d in lspci.devices if d.address and device_kind(d) == "gpu"]
+                if found:
+                    return sorted(found, key=lambda pair: pair[1].address)
+        return []
+
+    def index_bus_ids(self, count: int) -> dict[int, str]:
+        """nvidia-smi GPU index -> bus id, for an output listing ``count`` GPUs: from the node's
+        topology file (a dump first), else lspci's GPUs in bus order (nvidia-smi's order) when as many."""
+        keys = gpu_bus_ids(self.node, count)
+        if not keys and len(self.lspci_gpus) == count:
+            keys = {index: device.address for index, (_, device) in enumerate(self.lspci_gpus)}
+        return keys
+
+    @cached_property
     def numactl_cpus(self) -> dict[int, tuple]:
         """NUMA id -> (CpuSet, NumaNode, table) for numactl's nodes that have CPUs."""
         found = {}
@@ -171,6 +190,19 @@ class NodeJoin:
                     found.setdefault(device.bus_id, []).append(NodeFact(
                         device.name, f"hwloc: OS device {device.name} under PCI {device.bus_id}", device.loc,
                         f"PCI address {device.bus_id} (hwloc)"))
+        return found
+
+    @cached_property
+    def hca_addresses(self) -> dict[str, str]:
+        """HCA name -> its PCI address: ``hcas_at``'s (ibdev2netdev -v, hwloc), else the ``<pci>`` an
+        NCCL dump's ``<net>`` of that name sits under (NCCL found the device there)."""
+        found = {fact.value: bus for bus, facts in self.hcas_at.items() for fact in facts}
+        for topology in getattr(self.node, "topologies", []):
+            if topology.kind == "dump":
+                for nic in topology.nics:
+                    for net in nic.nets:
+                        if net.name and nic.bus_id:
+                            found.setdefault(net.name, nic.bus_id)
         return found
 
     @cached_property
@@ -246,15 +278,16 @@ class NodeJoin:
                             f"PCI address {bus} (hwloc)")
         return None
 
-    def _status_by_index(self, count: int) -> dict[int, object]:
-        """nvidia-smi nvlink -s GPU blocks by index, from an output that lists ``count`` GPUs."""
+    def status_by_index(self, count: int | None = None) -> dict[int, object]:
+        """nvidia-smi nvlink -s GPU blocks by index, from the first output that lists ``count``
+        GPUs (None: the first output)."""
         for status in getattr(self.node, "nvlink_status", []):
-            if len(status.gpus) == count:
+            if count is None or len(status.gpus) == count:
                 return {g.index: g for g in status.gpus}
         return {}
 
     def _models_by_index(self, found: dict[str, GpuFacts]) -> None:
-        status = self._status_by_index(len(found))
+        status = self.status_by_index(len(found))
         for facts in found.values():
             seen = status.get(facts.index) if facts.index is not None else None
             if seen is None:
@@ -264,7 +297,7 @@ class NodeJoin:
             if facts.model is None and model is not None:
                 facts.model = NodeFact(model, f"nvidia-smi nvlink -s: GPU {seen.index} is {seen.name}, SM{model.sm}",
                                        seen.loc, join)
-            active = 0 if seen.all_inactive else len(seen.active)
+            active = active_nvlinks(seen)
             facts.active_nvlinks = NodeFact(active, f"nvidia-smi nvlink -s: GPU {seen.index} has {active} active "
                                                     f"NVLink{'s' if active != 1 else ''}", seen.loc, join)
 
@@ -298,10 +331,10 @@ class NodeJoin:
                 row = view.gpu_row(label)
                 if facts is None or row is None or facts.nvlinks is not None:
                     continue
-                counts = {peer: nv_count(view.rel(label, peer)) for peer in view.gpus if peer != label}
-                links = matrix_links(counts, {lab: by_index[view.gpu_index(lab)].bus_id for lab in view.gpus
-                                              if view.gpu_index(lab) in by_index})
-                cells = sorted({view.rel(label, p) for p in counts if counts[p]}) or ["no NV# cell"]
+                links = matrix_row_links(view, label, {lab: by_index[view.gpu_index(lab)].bus_id for lab in view.gpus
+                                                       if view.gpu_index(lab) in by_index})
+                cells = sorted({view.rel(label, p) for p in view.gpus if p != label
+                                and nv_count(view.rel(label, p))}) or ["no NV# cell"]
                 what = (f"{links[0].count} NVLinks to NVSwitches" if links and links[0].target is None
                         else f"{sum(link.count for link in links)} NVLinks to peers" if links else "no NVLink")
                 facts.nvlinks = NodeFact(tuple(links), f"nvidia-smi topo -m: {label} {'/'.join(cells)} to its "
@@ -377,6 +410,18 @@ class NodeJoin:
         return RateRule(link_layer, nics, mine, fact, "")
 
 
+def active_nvlinks(status_gpu) -> int:
+    """Active NVLinks of one GPU block of ``nvidia-smi nvlink -s``."""
+    return 0 if status_gpu.all_inactive else len(status_gpu.active)
+
+
+def matrix_row_links(view: MatrixView, label: str, bus_of: dict[str, str] | None = None) -> list[NvLinkSpec]:
+    """The NVLinks of the GPU ``label`` of a ``topo -m`` matrix (``matrix_links`` of its NV#
+    cells); ``bus_of``: the peers' bus ids (default: their labels, to count the links)."""
+    counts = {peer: nv_count(view.rel(label, peer)) for peer in view.gpus if peer != label}
+    return matrix_links(counts, bus_of if bus_of is not None else {peer: peer for peer in view.gpus})
+
+
 def matrix_links(counts: dict[str, int], bus_of: dict[str, str]) -> list[NvLinkSpec]:
     """A matrix row's NV# counts as NCCL's nvlink elements: NV# to every peer adding up to more
     than a GPU has links means NVSwitches (every pair of an HGX board reads NV12/NV18); otherwise
@@ -402,8 +447,7 @@ def _merged(specs: tuple) -> tuple:
 
 
 def _hex_id(at) -> str | None:
-    ids = pci_ids(at[1]) if at else None
-    return f"0x{ids.replace(':', ':0x')}" if ids else None
+    return hex_pci_id(at[1]) if at else None
 
 
 _JOINS: dict[int, tuple] = {}

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from topolint.model.nccl_version import NcclVersion
-from topolint.model.numbers import c_int, remembered, strtol_prefix
+from topolint.model.numbers import c_int, decimal_fraction, remembered, strtol_prefix
 
 # Spellings and values (100 Mb/s per lane) come from the version table (pci_speeds row).
 GEN3 = 60
 GENERATION_BY_VALUE = {15: 1, 30: 2, 60: 3, 120: 4, 240: 5, 480: 6}
 GT_PER_GENERATION = {1: "2.5", 2: "5.0", 3: "8.0", 4: "16.0", 5: "32.0", 6: "64.0"}
+GENERATION_OF_GTS = {decimal_fraction(gts): generation for generation, gts in GT_PER_GENERATION.items()}
+
+
+def gts_generation(gts: float | None) -> int | None:
+    """The PCIe generation of a link speed in GT/s as lspci prints it (``16GT/s``: 4), or None."""
+    return GENERATION_OF_GTS.get(gts) if gts is not None else None
 
 
 @remembered  # a cluster has a handful of speed texts

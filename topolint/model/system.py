@@ -237,6 +237,16 @@ class System:
             return "PIX"
         return link_type
 
+    def nic_node(self, net: tuple) -> tuple:
+        """The graph node of the NIC that holds ``net`` (its ("nic", bus id), or one under a CPU)."""
+        return self._nic_nodes[net[1]]
+
+    def link_type(self, a: tuple, b: tuple) -> str:
+        """The path type one step over the link a-b counts as (PIX, PXB, PHB, NVL, SYS, C2C), or
+        NET for a NIC's network link: what drawings label a link with."""
+        kind = self.links[a][b]["type"]
+        return "NET" if kind == "NET" else self._step_type(a, b, kind)
+
     def _worse(self, a: str, b: str) -> str:
         return a if self.version.rank(a) >= self.version.rank(b) else b
 

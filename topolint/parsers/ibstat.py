@@ -53,7 +53,7 @@ def normal_phys_state(text: str | None) -> str | None:
 def _port(ca: dict, number: int, path: str, line: Line, tool: str) -> IbPort:
     return build(IbPort, hca=ca["name"], port=number, tool=tool, model=ca.get("model"), firmware=ca.get("firmware"),
                  system_guid=ca.get("system_guid"),
-                 loc=at(path, line), lines={})
+                 loc=at(path, line), lines=dict(ca.get("lines", {})))  # the CA's model and firmware lines
 
 
 def parse_ibstat(source: SourceFile) -> PortsFile:
@@ -100,8 +100,10 @@ def parse_ibstat(source: SourceFile) -> PortsFile:
                 raise malformed("ibstat", path, line, f"'Port N:' or a port field in CA {ca['name']}")
             if key == "ca type":
                 ca["model"] = value or None
+                ca.setdefault("lines", {})["model"] = at(path, line)
             elif key == "firmware version":
                 ca["firmware"] = value or None
+                ca.setdefault("lines", {})["firmware"] = at(path, line)
             elif key == "system image guid":
                 ca["system_guid"] = value.lower() or None
         # Other keys (newer ibstat versions add some) are kept out of the facts but accepted.

@@ -58,7 +58,7 @@ def parse_ibv_devinfo(source: SourceFile) -> PortsFile:
             seen[device["name"], number] = line.number
             port = build(IbPort, hca=device["name"], port=number, tool="ibv_devinfo", model=device.get("model"),
                          firmware=device.get("firmware"), system_guid=device.get("system_guid"),
-                         loc=at(path, line), lines={})
+                         loc=at(path, line), lines=dict(device.get("lines", {})))  # its model and firmware lines
             result.ports.append(port)
             continue
         pair = KEY_VALUE.fullmatch(line.text)
@@ -74,8 +74,10 @@ def parse_ibv_devinfo(source: SourceFile) -> PortsFile:
         if port is None:
             if key == "vendor_part_id" and decimal(value) is not None:
                 device["model"] = f"MT{decimal(value)}"
+                device.setdefault("lines", {})["model"] = at(path, line)
             elif key == "fw_ver":
                 device["firmware"] = value or None
+                device.setdefault("lines", {})["firmware"] = at(path, line)
             elif key == "sys_image_guid":
                 device["system_guid"] = "0x" + value.replace(":", "").lower() if value else None
             continue

@@ -36,6 +36,14 @@ PARSERS = {
     "mounts": "topolint.parsers.mounts:parse_mounts",
     "nccl-tests": "topolint.parsers.nccl_tests:parse_nccl_tests",
     "nccl-log": "topolint.parsers.nccl_log:parse_nccl_log",
+    "topolint-inventory": "topolint.parsers.inventory_json:parse_inventory",  # docs/fleet.md
+    # Software versions (model/software.py); "kernel-version" as uname -r only by a bundle manifest's format.
+    "nvidia-driver-version": "topolint.parsers.versions:parse_nvidia_driver_version",
+    "nvidia-smi-version": "topolint.parsers.versions:parse_nvidia_smi_version",
+    "ofed-info": "topolint.parsers.versions:parse_ofed_info",
+    "kernel-version": "topolint.parsers.versions:parse_kernel_version",
+    "kernel-modules": "topolint.parsers.versions:parse_kernel_modules",
+    "module-versions": "topolint.parsers.versions:parse_module_versions",
     # Config formats (infra files): see topolint/inputs/config_names.py.
     "shell": "topolint.parsers.shell:parse_shell",
     "dockerfile": "topolint.parsers.dockerfile:parse_dockerfile",

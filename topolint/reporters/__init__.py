@@ -9,7 +9,7 @@ from topolint.engine.finding import Finding
 from topolint.engine.rule import RuleDefinition
 from topolint.inputs.source import SourceFile
 
-FORMATS = ("full", "concise", "json", "sarif", "github")
+FORMATS = ("full", "concise", "json", "sarif", "github", "html", "markdown")
 
 
 @dataclass
@@ -26,6 +26,11 @@ class Report:
     color: bool = False  # ANSI colour (reporters/color.py)
     not_shown: int = 0  # findings left out below --show-level
     show_level: str = "info"
+    unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes are marked and counted as fixable too
+    # The drawn nodes of the html and markdown formats (drawing/views.py Picture), and how many
+    # nodes were left undrawn:
+    pictures: list = field(default_factory=list)
+    not_drawn: int = 0
 
     def counts(self) -> dict[str, int]:
         active = [f for f in self.findings if not f.suppressed]
@@ -43,13 +48,24 @@ def render(fmt: str, report: Report) -> str:
         from topolint.reporters.sarif import render_sarif as renderer
     elif fmt == "github":
         from topolint.reporters.github import render_github as renderer
+    elif fmt == "html":
+        from topolint.reporters.html import render_html as renderer
+    elif fmt == "markdown":
+        from topolint.reporters.markdown import render_markdown as renderer
     else:
         raise KeyError(fmt)
     return renderer(report)
 
 
+def fixable(finding: Finding, unsafe: bool = False) -> bool:
+    """Whether ``--fix`` (with ``unsafe``: ``--fix --unsafe-fixes``) fixes the finding."""
+    fix = finding.autofix
+    return fix is not None and (fix.applicability == "safe" or unsafe)
+
+
 def summary_line(report: Report) -> str:
-    """The closing line of the human formats; empty with --quiet."""
+    """The closing line of the human formats (and, as ruff says it, how many findings the fixes
+    would fix); empty with --quiet."""
     if report.quiet:
         return ""
     from topolint.reporters.color import paint
@@ -59,7 +75,23 @@ def summary_line(report: Report) -> str:
         hidden = f"{report.not_shown} below {report.show_level} not shown (--show-level)"
         line = f"No findings at or above {report.show_level}; {hidden}." if line.startswith("All checks passed") \
             else f"{line[:-1]}; {hidden}."
-    return paint(line, "bold", report.color)
+    fixes = _fixes_text(report)
+    return paint(line, "bold", report.color) + (f"\n{fixes}" if fixes else "")
+
+
+def _fixes_text(report: Report) -> str:
+    """``[*] N fixable with --fix (M more with --unsafe-fixes).``: the findings shown that the fixes
+    would fix (the ``[*]`` ones), and those only unsafe fixes would."""
+    active = [f for f in report.findings if not f.suppressed and f.autofix is not None]
+    safe = sum(1 for f in active if fixable(f))
+    unsafe = len(active) - safe
+    if report.unsafe_fixes:
+        return f"[*] {len(active)} fixable with --fix --unsafe-fixes." if active else ""
+    if safe and unsafe:
+        return f"[*] {safe} fixable with --fix ({unsafe} more with --unsafe-fixes)."
+    if safe:
+        return f"[*] {safe} fixable with --fix."
+    return f"No fixes available with --fix ({unsafe} with --unsafe-fixes)." if unsafe else ""
 
 
 def _summary_text(report: Report) -> str:
@@ -73,4 +105,9 @@ def _summary_text(report: Report) -> str:
         return f"All checks passed ({hidden})." if hidden else "All checks passed."
     noun = "finding" if total == 1 else "findings"
     line = f"Found {total} {noun} ({counts['error']} error, {counts['warning']} warning, {counts['info']} info)"
+    from topolint.engine.node_groups import shown_once
+
+    repeated = shown_once(report.findings)[1]
+    if repeated:  # the human formats print a finding repeated on several nodes once
+        line += f", {total - repeated} printed: the same finding on several nodes is printed once, with its nodes"
     return f"{line}; {hidden}." if hidden else f"{line}."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from topolint.reporters import Report, summary_line
+from topolint.reporters._group import group_line
 from topolint.reporters._text import safe_lines, visible
 from topolint.reporters.concise import finding_line
 
@@ -23,13 +24,17 @@ def _frame(report: Report, path: str, line: int, column: int) -> list[str]:
 
 
 def render_full(report: Report) -> str:
+    from topolint.engine.node_groups import shown_once
+
     out: list[str] = []
-    for f in report.findings:
+    for f in shown_once(report.findings)[0]:  # a finding repeated on many nodes: once, with its nodes
         if f.suppressed:
             continue
-        out.append(finding_line(f, report.color))
+        out.append(finding_line(f, report.color, report.unsafe_fixes))
         out.extend("  " + line for line in _frame(report, f.path, f.line, f.column))
         out.append(f"  = entity: {visible(f.entity)}")
+        if f.group is not None:
+            out.append(f"  = group: {visible(group_line(f.group))}")
         for related in f.related:
             out.append(visible(f"  = related: {related.location.path}:{related.location.line}: {related.message}"
                                f" ({related.entity})"))

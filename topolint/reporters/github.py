@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from topolint.engine.finding import Finding
 from topolint.reporters import Report
+from topolint.reporters._group import group_line
 from topolint.reporters._text import visible
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -30,7 +31,8 @@ def annotation(f: Finding) -> str:
     if f.column > 0:
         props.append(f"col={f.column}")
     props.append(f"title={escape_property(f'{f.code} {f.slug}')}")
-    return f"::{COMMANDS.get(f.severity, 'warning')} {','.join(props)}::{escape_data(f.message)}"
+    message = f.message if f.group is None else f"{f.message} (group: {group_line(f.group)})"
+    return f"::{COMMANDS.get(f.severity, 'warning')} {','.join(props)}::{escape_data(message)}"
 
 
 def render_github(report: Report) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from topolint import __version__
 from topolint.reporters import Report
+from topolint.reporters._group import group_document
 from topolint.reporters._json_text import dumps_indented
 
 JSON_FORMAT_VERSION = 1
@@ -23,7 +24,7 @@ def finding_dict(f) -> dict:
         "entity": f.entity,
         "related": [
             {"path": r.location.path, "line": r.location.line, "column": r.location.column,
-             "entity": r.entity, "message": r.message}
+             "entity": r.entity, "message": r.message, **({"via": list(r.via)} if r.via is not None else {})}
             for r in f.related
         ],
         "evidence": list(f.evidence),
@@ -33,6 +34,7 @@ def finding_dict(f) -> dict:
         "suppressed": f.suppressed,
         **({"suppression": f.suppression or "inSource", "justification": f.justification or ""}
            if f.suppressed else {}),
+        **({"group": group_document(f.group)} if f.group is not None else {}),
     }
 
 

@@ -16,6 +16,7 @@ from topolint.engine.finding import Finding, Related
 from topolint.engine.rule import SEVERITY_ORDER, RuleDefinition
 from topolint.model.entities import parse_entity
 from topolint.reporters import Report
+from topolint.reporters._group import group_document
 from topolint.reporters._json_text import dumps_indented
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -183,6 +184,8 @@ def _result(finding: Finding, rule_index: dict[str, int], locator: _Locator) -> 
     result["partialFingerprints"] = fingerprints
     if finding.autofix is not None:
         result["fixes"] = [locator.fix(finding.autofix)]
+    if finding.group is not None:  # a property bag (3.8): one result stands for the group's members
+        result["properties"] = {"group": group_document(finding.group)}
     if finding.suppressed:
         # inSource: a comment or annotation in the file; external: the baseline, which GitHub
         # closes as accepted. A baselined finding is also "unchanged" relative to the baseline.
