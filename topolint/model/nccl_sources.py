@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from topolint.model.facts import Location
+from topolint.model.numbers import decimal
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl_versions"
 
@@ -153,7 +154,7 @@ def _release(version: str) -> str:
 
 
 def _release_order(version: str) -> tuple:
-    return tuple((int(p), "") if p.isdigit() else (-1, p) for p in re.findall(r"\d+|[a-z]+", version))
+    return tuple((decimal(p), "") if p.isdigit() else (-1, p) for p in re.findall(r"\d+|[a-z]+", version))
 
 
 @lru_cache(maxsize=1)
