@@ -24,6 +24,14 @@ from. Run from the repository root with the sources you have (each option is opt
 - ``--torch-reports``: a folder of ``pip install --dry-run --no-deps --report torch-X.json
   torch==X`` reports (the wheels' published METADATA, read through PEP 658). Writes
   torch_wheels.tsv: the ``nvidia-nccl-cu*`` pin of each torch release's Linux x86_64 wheel.
+- ``--fetch-torch-dependents DIR`` (needs PyPI through pip): writes pip's dry-run report of every
+  release pip lists (``pip index versions``) of each package in TORCH_DEPENDENTS, one
+  ``NAME==VERSION.json`` per release (``.error`` when pip cannot read it: an sdist whose build
+  needs torch already installed, as flash-attn's does); it resumes where it stopped.
+  ``--torch-dependents DIR`` then writes torch_dependents.tsv from them: every ``Requires-Dist``
+  on torch (or on a listed package that always requires torch) that applies on Linux x86_64
+  CPython 3.11, with the extras it needs, and the torch version when the line pins it exactly.
+  Reading the markers needs ``packaging`` (a dependency of pip's toolchain; not of topolint).
 """
 
 from __future__ import annotations
@@ -177,11 +185,125 @@ nvidia-nccl package (NCCL is linked in; its version is not published there).""",
                   "torch package nccl marker citation", ["\t".join(r) for r in rows])
 
 
+# Packages that commonly bring torch into an image through ``pip install``: the ones the issue's
+# users install over a CUDA image (serving, training, fine-tuning frameworks and torch's own
+# domain libraries). A package not listed is never taken to pull torch (docs/nccl-version.md).
+TORCH_DEPENDENTS = ("torchvision", "torchaudio", "torchtext", "vllm", "xformers", "torch-tensorrt", "deepspeed",
+                    "accelerate", "lightning", "pytorch-lightning", "flash-attn", "nemo-toolkit", "megatron-core",
+                    "transformers", "peft", "trl", "bitsandbytes", "timm", "sentence-transformers", "torchmetrics",
+                    "fairscale", "sglang")
+# Linux x86_64 CPython 3.11: the wheels read (as torch_wheels.tsv's) and the markers evaluated.
+MARKER_ENVIRONMENT = {"platform_system": "Linux", "platform_machine": "x86_64", "sys_platform": "linux",
+                      "os_name": "posix", "python_version": "3.11", "python_full_version": "3.11.7",
+                      "implementation_name": "cpython", "platform_python_implementation": "CPython",
+                      "platform_release": "", "platform_version": "", "implementation_version": "3.11.7"}
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def fetch_torch_dependents(folder: Path, packages: list[str], newest: int | None = None, pip: str = "pip") -> None:
+    """pip's dry-run reports (the published METADATA of the wheel pip picks for this machine, or
+    the metadata pip builds from an sdist) of every release of ``packages``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    # PyPI itself, whatever the site's pip configuration says (mirrors, local wheels, version caps):
+    # the citations are PyPI's files
+    pypi = ["--isolated", "--index-url", "https://pypi.org/simple"]
+    for package in packages:
+        listed = subprocess.run([pip, "index", "versions", *pypi, package], capture_output=True, text=True).stdout
+        found = re.search(r"^Available versions: (.*)$", listed, re.M)
+        versions = found.group(1).split(", ") if found else []
+        for version in versions[:newest]:
+            report = folder / f"{package}=={version}.json"
+            failed = report.with_suffix(".error")
+            if report.exists() or failed.exists():
+                continue
+            run = subprocess.run([pip, "install", *pypi, "--dry-run", "--no-deps", "--ignore-installed",
+                                  "--no-cache-dir", "--prefer-binary", "--quiet", "--report", str(report),
+                                  f"{package}=={version}"], capture_output=True, text=True)
+            if run.returncode or not report.exists():
+                failed.write_text(run.stderr[-4000:])
+                report.unlink(missing_ok=True)
+            print(package, version, "error" if failed.exists() else "ok", flush=True)
+
+
+def _release_key(version: str) -> list:
+    return [(int(part), "") if part.isdigit() else (-1, part) for part in re.findall(r"\d+|[a-z]+", version)]
+
+
+def build_torch_dependents(folder: Path) -> str:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    def extras_needed(requirement: Requirement, extras: list[str]) -> str | None:
+        """"-" when the line applies without extras, the extras that bring it, or None."""
+        if requirement.marker is None:
+            return "-"
+        if requirement.marker.evaluate({**MARKER_ENVIRONMENT, "extra": ""}):
+            return "-"
+        needed = [e for e in extras if requirement.marker.evaluate({**MARKER_ENVIRONMENT, "extra": e})]
+        return ",".join(needed) or None
+
+    releases: dict[str, list[tuple[str, list[tuple[str, Requirement]], list[str], str]]] = defaultdict(list)
+    for report in sorted(folder.glob("*.json")):
+        item = json.loads(report.read_text())["install"][0]
+        metadata, url = item["metadata"], item["download_info"]["url"]
+        name, version = _normalized(metadata["name"]), metadata["version"]
+        lines = []
+        for line in metadata.get("requires_dist", []):
+            try:
+                lines.append((line, Requirement(line)))
+            except InvalidRequirement:
+                continue
+        extras = sorted({_normalized(e) for e in metadata.get("provides_extra", [])})
+        how = "METADATA" if url.endswith(".whl") else "metadata pip builds from the sdist"
+        releases[name].append((version, lines, extras, f"https://pypi.org/project/{name}/{version}/ {url} ({how})"))
+    # a package every release of which requires torch, whatever the extras: one level of "via"
+    always = {name for name, found in releases.items() if all(
+        any(_normalized(r.name) == "torch" and extras_needed(r, extras) == "-" for _, r in lines)
+        for _, lines, extras, _ in found)}
+    rows = []
+    for name in sorted(releases):
+        for version, lines, extras, citation in sorted(releases[name], key=lambda r: _release_key(r[0])):
+            found: dict[tuple[str, str, str], list[str]] = {}  # (torch, via, line before its marker) -> extras
+            for line, requirement in lines:
+                target = _normalized(requirement.name)
+                if target != "torch" and (target not in always or target == name):
+                    continue
+                needed = extras_needed(requirement, extras)
+                if needed is None:
+                    continue  # not on Linux x86_64 CPython 3.11
+                pins = [s.version for s in requirement.specifier if s.operator in ("==", "===") and "*" not in s.version]
+                exact = pins[0] if target == "torch" and len(pins) == 1 and "+" not in pins[0] else "-"
+                key = (exact, "-" if target == "torch" else target, line.split(";", 1)[0].strip())
+                found.setdefault(key, []).extend(needed.split(","))
+            merged = [("-" if "-" in needed else ",".join(sorted(set(needed))), *key) for key, needed in found.items()]
+            if any(needed == "-" for needed, *_ in merged):  # a line that always applies: the others add
+                merged = [m for m in merged if m[0] == "-" or m[1] != "-"]  # only a pin of their own
+            direct = {e for needed, _, via, _ in merged if via == "-" for e in needed.split(",")}
+            merged = [m for m in merged if m[2] == "-" or not set(m[0].split(",")) <= direct]  # via: only where
+            for needed, exact, via, line in merged or [("-", "-", "-", "-")]:
+                rows.append("\t".join([name, version, needed, exact, via, line, citation]))
+    return _table("""Releases on PyPI of packages that pull torch in (scripts/build_nccl_versions.py --torch-dependents):
+every Requires-Dist line of each release's METADATA (of the Linux x86_64 CPython 3.11 wheel pip picks, or
+the metadata pip builds from an sdist) on torch, or on a listed package every release of which requires
+torch ("via"), whose marker holds on Linux x86_64 CPython 3.11. extras: "-" always, else the extras that
+bring the line. Lines that differ only in their extras are one row; beside a line that always applies,
+only a line with a pin of its own is kept; a "via" line only for extras no torch line covers.
+torch: the version the line pins exactly ("-": a range). requires: the line before its marker; "-": the
+release requires neither. A package not in this table is never taken to pull torch.""",
+                  "package version extras torch via requires citation", rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--nccl-git")
     parser.add_argument("--cuda-images-git")
     parser.add_argument("--torch-reports", type=Path)
+    parser.add_argument("--fetch-torch-dependents", type=Path, metavar="DIR")
+    parser.add_argument("--newest", type=int, help="with --fetch-torch-dependents: only the newest N releases")
+    parser.add_argument("--package", action="append", help="with --fetch-torch-dependents: only these packages")
+    parser.add_argument("--torch-dependents", type=Path, metavar="DIR")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     if args.nccl_git:
@@ -190,6 +312,10 @@ def main() -> None:
         (OUT / "cuda_images.tsv").write_text(build_cuda_images(args.cuda_images_git))
     if args.torch_reports:
         (OUT / "torch_wheels.tsv").write_text(build_torch_wheels(args.torch_reports))
+    if args.fetch_torch_dependents:
+        fetch_torch_dependents(args.fetch_torch_dependents, args.package or list(TORCH_DEPENDENTS), args.newest)
+    if args.torch_dependents:
+        (OUT / "torch_dependents.tsv").write_text(build_torch_dependents(args.torch_dependents))
 
 
 if __name__ == "__main__":

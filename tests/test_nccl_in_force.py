@@ -3,6 +3,7 @@ line, which one wins in a job, and the findings judged against it (ENV002 not-ye
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -579,3 +580,126 @@ def test_a_node_bundles_version_line_is_the_nodes_version(tmp_path, monkeypatch)
     assert sorted((s.loc.path, s.loc.line) for s in found.sources) == [("node17/nccl-version.txt", 1),
                                                                         ("node17/other.log", 1)]
     assert found.reason == "the node ran several NCCL versions"
+
+
+# ---- packages that pull torch in (data/nccl_versions/torch_dependents.tsv) ----------------------
+_OVER_CUDA_11_6 = "FROM nvidia/cuda:11.6.2-devel-ubuntu20.04\nRUN {command}\nENV NCCL_NVLS_ENABLE=1\nENV NCCL_MNNVL_ENABLE=1\n"
+_IMAGE_NCCL = ["NCCL_NVLS_ENABLE is not read yet by NCCL 2.12.10 from Dockerfile:1 base image",
+               "NCCL_MNNVL_ENABLE is not read yet by NCCL 2.12.10 from Dockerfile:1 base image"]
+_VLLM_TORCH = ["NCCL_MNNVL_ENABLE is not read yet by NCCL 2.20.5 from Dockerfile:2 pip torch dependency"]
+
+
+@pytest.mark.parametrize("command, expected", [
+    # vllm 0.6.3 requires torch==2.4.0, whose wheel requires nvidia-nccl-cu12==2.20.5 (reads NVLS, not MNNVL)
+    ("pip install vllm==0.6.3", _VLLM_TORCH),
+    ("pip3 install 'vllm[all]==0.6.3'", _VLLM_TORCH),  # extras
+    ("python3 -m pip install --upgrade torchvision==0.19.0 numpy", _VLLM_TORCH),  # torchvision 0.19.0: torch==2.4.0
+    ("uv pip install --system torch vllm==0.6.3", _VLLM_TORCH),  # vllm's pin settles the unpinned torch
+    ("pip install torch==2.1.0 torchvision",  # the command's own torch pin is what pip installs
+     ["NCCL_MNNVL_ENABLE is not read yet by NCCL 2.18.1 from Dockerfile:2 pip torch wheel"]),
+    # the torch pulled in is unknown: not judged with the image's NCCL
+    ("pip install vllm", []),
+    ("pip install 'vllm[all]>=0.6'", []),
+    ("pip install accelerate==1.0.0", []),  # torch >=1.10.0: the newest torch that fits
+    ("pip install deepspeed==0.15.4", []),  # an sdist: the metadata pip builds from it requires torch
+    ("pip install 'transformers[torch]==4.46.1'", []),  # torch through the extra
+    ("pip install --extra-index-url https://download.pytorch.org/whl/cu121 vllm==0.6.3", []),
+    # nothing pulls torch in: the image's NCCL
+    ("pip install transformers==4.46.1", _IMAGE_NCCL),  # torch only with an extra
+    ("pip install --no-deps vllm==0.6.3", _IMAGE_NCCL),
+    ("pip install --no-binary torchvision numpy myorg-trainer", _IMAGE_NCCL),  # an option's value; unlisted packages
+])
+def test_a_package_that_pulls_torch_in(tmp_path, monkeypatch, command, expected):
+    _write(tmp_path, "Dockerfile", _OVER_CUDA_11_6.format(command=command))
+    result, findings = _env002(["Dockerfile"], monkeypatch, tmp_path)
+    assert [f.message.split(": NCCL reads")[0] for f in findings] == expected
+    if expected == _VLLM_TORCH:
+        assert any(re.search(r"requires torch ?==2\.4\.0 \(https://pypi\.org/project/", e) and
+                   "torch 2.4.0's wheel requires nvidia-nccl-cu12==2.20.5" in e for e in findings[0].evidence)
+    if not expected:
+        assert any(n.startswith("ENV002 Dockerfile (stage:0): judged with assumed NCCL 2.30.7") for n in result.notes)
+
+
+@pytest.mark.parametrize("command, why", [
+    ("pip install vllm", "vllm: no exact version, and vllm {newest} requires torch=="),
+    ("pip install accelerate==1.0.0",
+     "accelerate 1.0.0 requires torch >=1.10.0 (https://pypi.org/project/accelerate/1.0.0/): pip installs the newest"),
+    ("pip install vllm==0.0.1", "vllm==0.0.1: no row of this release, and vllm {newest} requires torch=="),
+])
+def test_verbose_names_the_package_and_the_row(tmp_path, monkeypatch, command, why):
+    from topolint.model.nccl_sources import torch_dependents
+
+    newest = max(torch_dependents()["vllm"].values(), key=lambda r: [int(x) for x in r[0].split(".")[:3]])[0]
+    _write(tmp_path, "Dockerfile", _OVER_CUDA_11_6.format(command=command))
+    result, _ = _env002(["Dockerfile"], monkeypatch, tmp_path)
+    assert any(why.format(newest=newest) in n for n in result.notes), result.notes
+
+
+def test_a_requirements_file_and_a_constraints_file(tmp_path, monkeypatch):
+    _write(tmp_path, "requirements.txt", "numpy==1.26.4 \\\n    --hash=sha256:00\n"  # pip-compile's hashes
+                                         "vllm[all] == 0.6.3 \\\n    --hash=sha256:11  # serving\n")
+    _write(tmp_path, "constraints.txt", "accelerate==1.0.0\n")  # constrains, installs nothing
+    _write(tmp_path, "Dockerfile", "FROM nvidia/cuda:11.6.2-devel-ubuntu20.04\nCOPY requirements.txt constraints.txt /\n"
+                                   "RUN pip install -r /requirements.txt -c /constraints.txt\n"
+                                   "ENV NCCL_NVLS_ENABLE=1\nENV NCCL_MNNVL_ENABLE=1\n")
+    _, findings = _env002(["Dockerfile"], monkeypatch, tmp_path)
+    assert [f.message.split(": NCCL reads")[0] for f in findings] == [
+        "NCCL_MNNVL_ENABLE is not read yet by NCCL 2.20.5 from requirements.txt:3 pip torch dependency"]
+    found = [s for s in _sources(tmp_path / "Dockerfile") if s.kind == "pip-dependent"]
+    assert [(s.written, s.loc.path.rsplit("/", 1)[-1], s.loc.line, "Dockerfile:3" in s.via) for s in found] == [
+        ("vllm[all] == 0.6.3", "requirements.txt", 3, True)]
+
+
+def test_a_hashed_torch_pin_in_a_requirements_file(tmp_path):
+    _write(tmp_path, "requirements.txt", "torch==2.1.0 \\\n    --hash=sha256:00 \\\n    --hash=sha256:11\n")
+    script = _write(tmp_path, "setup.sh", "pip install --require-hashes -r requirements.txt\n")
+    assert [(s.kind, s.written, s.versions, s.loc.line) for s in _sources(script)] == [
+        ("pip-torch", "torch==2.1.0", ("2.18.1",), 1)]
+
+
+def test_a_conda_environments_pip_section(tmp_path):
+    _write(tmp_path, "environment.yml", "dependencies:\n  - python=3.11\n  - transformers\n  - pip:\n"
+                                        "    - vllm==0.6.3\n  - numpy\n")
+    script = _write(tmp_path, "setup.sh", "conda env create -f environment.yml\n")
+    assert [(s.kind, s.written, s.versions, s.loc.line) for s in _sources(script)] == [
+        ("pip-dependent", "vllm==0.6.3", ("2.20.5",), 5)]  # conda's own transformers is no pip install
+
+
+def test_a_containers_command_that_installs_a_torch_dependent(tmp_path, monkeypatch):
+    head, indent = _KINDS["Job"]
+    pod = ["containers:",
+           '  - {name: pinned, image: "nvidia/cuda:11.6.2-devel-ubuntu20.04",',
+           '     command: ["bash", "-c", "pip install vllm==0.6.3 && python -m vllm.entrypoints.openai.api_server"],',
+           '     env: [{name: NCCL_NVLS_ENABLE, value: "1"}, {name: NCCL_MNNVL_ENABLE, value: "1"}]}',
+           '  - {name: unpinned, image: "nvidia/cuda:11.6.2-devel-ubuntu20.04", command: ["pip", "install", "vllm"],',
+           '     env: [{name: NCCL_MNNVL_ENABLE, value: "1"}]}']
+    _write(tmp_path, "deploy.yaml", head + "".join(" " * indent + line + "\n" for line in pod))
+    result, findings = _env002(["deploy.yaml"], monkeypatch, tmp_path)
+    assert [(f.line, f.message.split(": NCCL reads")[0]) for f in findings] == [
+        (11, "NCCL_MNNVL_ENABLE is not read yet by NCCL 2.20.5 from deploy.yaml:10 pip torch dependency")]
+    assert any("(Job/t/unpinned): judged with assumed NCCL 2.30.7" in n and "vllm: no exact version" in n
+               for n in result.notes)
+
+
+def test_the_dependents_table():
+    from topolint.model.nccl_sources import pulled_torch, torch_dependents
+
+    table = torch_dependents()
+    for package in ("vllm", "torchvision", "torchaudio", "xformers", "deepspeed", "accelerate", "lightning",
+                    "nemo-toolkit", "megatron-core"):
+        assert package in table, package
+    lines = [line for line in (DATA / "torch_dependents.tsv").read_text().splitlines() if not line.startswith("#")]
+    for line in lines[1:]:
+        package, version, *_, citation = line.split("\t")
+        assert citation.startswith(f"https://pypi.org/project/{package}/{version}/ https://files.pythonhosted.org/")
+    assert pulled_torch("vllm", "0.6.3", frozenset())[:2] == (True, "2.4.0")
+    assert pulled_torch("Nemo_Toolkit", None, frozenset())[0] is True  # PEP 503 names
+    assert pulled_torch("numpy", "1.26.4", frozenset())[0] is False  # not listed: never taken to pull torch
+    assert pulled_torch("transformers", "4.46.1", frozenset())[0] is False
+    assert pulled_torch("transformers", "4.46.1", frozenset({"torch"}))[0] is True
+    assert pulled_torch("transformers", "4.46.1", frozenset({"deepspeed"}))[:3] == (
+        True, "", "transformers[deepspeed,deepspeed-testing] 4.46.1 requires deepspeed >=0.9.3 "
+                  "(https://pypi.org/project/transformers/4.46.1/)")  # through deepspeed, which always requires torch
+    # flash-attn 2.x's sdists cannot be built without torch: only 1.0.5 has a row, and it requires torch
+    assert [v for v, lines in table["flash-attn"].values()] == ["1.0.5"]
+    assert pulled_torch("flash-attn", "2.6.3", frozenset())[0] is True  # some release does: unknown, never the image's

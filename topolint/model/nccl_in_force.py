@@ -153,7 +153,7 @@ class _Job:
             self.set(LIBRARY_PATH, source)
         elif source.layer == ENVIRONMENT:
             self.set(ENVIRONMENT, source)
-            if source.kind in ("pip-torch", "conda"):
+            if source.kind in ("pip-torch", "pip-dependent", "conda"):
                 self.framework_from_env = True
 
     def loaded(self) -> tuple[tuple[str, ...] | None, tuple[NcclSource, ...], str] | None:

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from topolint.model.facts import Location
+from topolint.model.numbers import decimal
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "nccl_versions"
 
@@ -28,10 +29,11 @@ STAGE = "stage"  # FROM <an earlier stage>, COPY --from=<stage> of NCCL files, a
 RUNNING = "running"  # a log line printed by the NCCL that ran
 LAYERS = {"apt": SYSTEM, "dnf": SYSTEM, "module": LIBRARY_PATH, "spack": LIBRARY_PATH,
           "pip-nccl": ENVIRONMENT, "pip-torch": ENVIRONMENT, "conda": ENVIRONMENT, "pip-file": ENVIRONMENT,
+          "pip-dependent": ENVIRONMENT,
           "image": IMAGE, "stage": STAGE, "copy-stage": STAGE, "build": STAGE, "log": RUNNING}
 KIND_WORDS = {"apt": "apt pin", "dnf": "dnf/yum pin", "module": "module load", "spack": "spack load",
               "pip-nccl": "pip wheel pin", "pip-torch": "pip torch wheel", "conda": "conda pin",
-              "pip-file": "requirements file",
+              "pip-file": "requirements file", "pip-dependent": "pip torch dependency",
               "image": "base image", "stage": "stage", "copy-stage": "COPY --from", "build": "build",
               "log": "NCCL version line"}
 # What an image brings besides its system NCCL.
@@ -125,6 +127,77 @@ def torch_nccl(version: str) -> tuple[tuple[str, ...], str, str]:
     if nccl == "-":
         return (), "", f"torch {version}'s wheel links NCCL in and its metadata names no version ({citation.split()[0]})"
     return (nccl,), f"torch {version}'s wheel requires {package}=={nccl} ({citation.split()[0]})", ""
+
+
+@dataclass(frozen=True)
+class TorchLine:
+    """One Requires-Dist line of a release that pulls torch in (torch_dependents.tsv)."""
+
+    extras: frozenset[str] | None  # the extras that bring it; None: always
+    torch: str  # the torch version it pins exactly, "" for a range or a line through another package
+    requires: str  # the line as published: "torch==2.4.0", "accelerate>=0.26.0"
+    citation: str
+
+    def said(self, package: str, release: str) -> str:
+        extras = f"[{','.join(sorted(self.extras))}]" if self.extras else ""
+        return f"{package}{extras} {release} requires {self.requires} ({self.citation.split()[0]})"
+
+
+def package_name(name: str) -> str:
+    """PEP 503's normalized name: ``Nemo_Toolkit`` and ``nemo-toolkit`` are one."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _release(version: str) -> str:
+    """``2.0`` and ``2.0.0`` are one release (PEP 440)."""
+    return re.sub(r"(?:\.0+)+$", "", version.lower().lstrip("v")) or "0"
+
+
+def _release_order(version: str) -> tuple:
+    return tuple((decimal(p), "") if p.isdigit() else (-1, p) for p in re.findall(r"\d+|[a-z]+", version))
+
+
+@lru_cache(maxsize=1)
+def torch_dependents() -> dict[str, dict[str, tuple[str, list[TorchLine]]]]:
+    """package -> release (``_release``) -> (the release as published, its lines that pull torch in;
+    [] when the release requires neither torch nor a package that does)."""
+    found: dict[str, dict[str, tuple[str, list[TorchLine]]]] = {}
+    for package, version, extras, torch, via, requires, citation in _rows("torch_dependents.tsv"):
+        _, lines = found.setdefault(package, {}).setdefault(_release(version), (version, []))
+        if requires != "-":
+            lines.append(TorchLine(None if extras == "-" else frozenset(extras.split(",")),
+                                   "" if torch == "-" else torch, requires, citation))
+    return found
+
+
+def pulled_torch(name: str, version: str | None, extras: frozenset[str]) -> tuple[bool, str, str, bool]:
+    """Whether ``pip install name[extras]==version`` pulls torch in, as torch_dependents.tsv says:
+    (pulls, the torch version it pins exactly or "", the rows that say so, whether the release has
+    a row). A package not in the table, or a release whose metadata requires no torch for these
+    extras, pulls nothing. A release without a row (or no exact version) pulls torch when some
+    release of the package does for these extras; the newest such row is named."""
+    name = package_name(name)
+    releases = torch_dependents().get(name)
+    if releases is None:
+        return False, "", "", False
+    extras = frozenset(package_name(e) for e in extras)
+
+    def applies(line: TorchLine) -> bool:
+        return line.extras is None or bool(line.extras & extras)
+
+    row = releases.get(_release(version)) if version else None
+    if row is not None:
+        published, lines = row
+        lines = [line for line in lines if applies(line)]
+        pinned = [line for line in lines if line.torch]
+        if len({line.torch for line in pinned}) == 1:  # a range beside the pin can only refuse it
+            return True, pinned[0].torch, pinned[0].said(name, published), True
+        return bool(lines), "", "; ".join(line.said(name, published) for line in lines), True
+    pulling = [(published, line) for published, lines in releases.values() for line in lines if applies(line)]
+    if not pulling:
+        return False, "", "", False
+    published, line = max(pulling, key=lambda item: _release_order(item[0]))
+    return True, "", line.said(name, published), False
 
 
 _CUDA_TAG = re.compile(r"(?P<cuda>\d+\.\d+(?:\.\d+)?)-(?:(?P<cudnn>cudnn\d*)-)?(?P<flavor>base|runtime|devel)-(?P<os>[a-z]+[\d.]+)$")
