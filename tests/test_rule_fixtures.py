@@ -12,9 +12,10 @@ from conftest import FIXTURES, assert_snapshot, run_cli
 
 from topolint.engine.rule import load_rules
 
-# topology/ in a rule folder is not a fixture: config rules check their fixtures against it.
+# topology/ in a rule folder is not a fixture: config rules check their fixtures against it. Hidden
+# entries (a result cache left by running topolint in a fixture folder) are not fixtures either.
 RULE_FIXTURES = sorted(p for p in (FIXTURES / "rules").glob("*/*")
-                       if p.is_file() or (p.is_dir() and p.name != "topology"))
+                       if not p.name.startswith(".") and (p.is_file() or (p.is_dir() and p.name != "topology")))
 
 
 def _runnable(code: str) -> bool:
