@@ -215,3 +215,39 @@ def test_nvidia_smi_q_corpus_file(name, corpus):
     assert [f["line"] for f in fabric] == lines
     assert all(f["severity"] == "error" for f in fabric)
     assert not must_not & {f["code"] for f in findings}, [f["message"] for f in findings]
+
+
+def test_the_inventory_records_the_nvlink_domain_and_each_gpus_fabric(tmp_path):
+    (tmp_path / "q.txt").write_text(QUERY, encoding="utf-8")
+    run_cli("check", "q.txt", "--node", "gb1", "--inventory", "gb1.json", cwd=tmp_path)
+    document = json.loads((tmp_path / "gb1.json").read_text(encoding="utf-8"))
+    assert document["nvlink_domain"] == {"value": "7f3e9a21-4c5b-4d6e-9f80-1a2b3c4d5e6f/32766", "path": "q.txt",
+                                         "line": 21}
+    gpus = {g["bus_id"]: g for g in document["gpus"]}
+    assert gpus["0009:01:00.0"]["model"]["value"] == "GB200"
+    assert gpus["0009:01:00.0"]["fabric_health"] == {"value": "Healthy", "path": "q.txt", "line": 24}
+    assert gpus["0009:02:00.0"]["fabric_state"]["value"] == "In Progress"
+    assert "fabric_health" not in gpus["0009:02:00.0"]
+    assert "nvlink_domain" not in document["unknown"]
+
+
+@pytest.mark.parametrize("uuid, reason", [
+    ("00000000-0000-0000-0000-000000000000", "not applicable: the GPUs' Fabric sections name no ClusterUUID"),
+    ("N/A", "not applicable: the GPUs' Fabric sections name no ClusterUUID"),
+])
+def test_an_all_zero_or_na_cluster_uuid_is_no_domain_in_the_inventory(tmp_path, uuid, reason):
+    (tmp_path / "q.txt").write_text(QUERY.replace("7F3E9A21-4C5B-4D6E-9F80-1A2B3C4D5E6F", uuid), encoding="utf-8")
+    run_cli("check", "q.txt", "--inventory", "n.json", cwd=tmp_path)
+    document = json.loads((tmp_path / "n.json").read_text(encoding="utf-8"))
+    assert "nvlink_domain" not in document
+    assert document["unknown"]["nvlink_domain"].startswith(reason)
+
+
+def test_an_inventory_with_fabric_values_reads_back(tmp_path):
+    """The new values fit the schema the reader validates (docs/inventory.schema.json)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "q.txt").write_text(QUERY, encoding="utf-8")
+    run_cli("check", "a", "--inventory", "inv", cwd=tmp_path)
+    (tmp_path / "inv" / "b.json").write_text((tmp_path / "inv" / "a.json").read_text().replace('"node": "a"', '"node": "b"'))
+    result = run_cli("check", "inv", "--format", "json", cwd=tmp_path)
+    assert result.exit_code in (0, 1) and not [f for f in json.loads(result.stdout)["findings"] if f["code"] == "TL001"]
