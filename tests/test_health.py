@@ -193,3 +193,29 @@ def test_every_mode_writes_the_nodes_inventory(bin_dir, tmp_path, mode):
     run_cli("health", "--mode", mode, "--inventory", tmp_path / "gpu17.json", node)
     document = json.loads((tmp_path / "gpu17.json").read_text())
     assert document["node"] == "gpu17" and document["gpus"][2]["fabric_status"]["value"] == "Insufficient Resources"
+
+
+def _recipes():
+    from readme_snippets import snippets_of
+
+    return [s for s in snippets_of(ROOT / "docs" / "health-checks.md") if s.lang in ("bash", "yaml", "json")]
+
+
+def test_the_recipes_cover_each_caller():
+    sections = {s.section for s in _recipes()}
+    for recipe in ("HealthCheckProgram", "Prolog", "srun", "array job", "custom plugin", "DaemonSet", "Indexed Job"):
+        assert any(recipe in section for section in sections), recipe
+    bodies = "\n".join(s.body for s in _recipes())
+    assert "--mode slurm --drain" in bodies and "--mode prolog" in bodies and "--mode npd" in bodies
+    assert '"max_output_length": 80' in bodies and "completionMode: Indexed" in bodies
+
+
+@pytest.mark.parametrize("snippet", [s for s in _recipes() if s.lang in ("bash", "yaml")], ids=lambda s: s.id)
+def test_the_recipes_pass_topolints_own_lint_with_every_rule(snippet, tmp_path):
+    """The scripts and manifests of docs/health-checks.md, extracted and checked with every rule
+    (preview ones too): a recipe the docs give must not be one topolint warns about."""
+    name = "recipe.sh" if snippet.lang == "bash" else "recipe.yaml"
+    (tmp_path / name).write_text(snippet.body, encoding="utf-8")
+    result = run_cli("check", name, "--isolated", "--select", "ALL", "--preview", "--format", "concise", cwd=tmp_path)
+    assert result.exit_code == 0, f"{snippet.id}:\n{result.stdout}{result.stderr}"
+    assert "All checks passed." in result.stdout
