@@ -14,17 +14,17 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT, run_cli
+from conftest import FIXTURES, ROOT, run_cli, stand_in
 
 BAD = FIXTURES / "rules" / "NVL004" / "bad.txt"  # GPU 0000:03:00.0: Status Insufficient Resources
 GOOD = FIXTURES / "rules" / "NVL004" / "good.txt"
 RECORD = "scontrol-calls.json"
 
 
-def _stand_in(bin_dir: Path, name: str, body: str) -> None:
-    path = bin_dir / name
-    path.write_text(f"#!{sys.executable}\nimport json, os, sys, time\n{body}\n", encoding="utf-8")
-    path.chmod(0o755)
+def _nvidia_smi(bin_dir: Path, sample: Path, otherwise: str) -> None:
+    """A stand-in nvidia-smi: ``-q`` prints ``sample``; any other command runs ``otherwise``."""
+    stand_in(bin_dir, "nvidia-smi", f"if sys.argv[1:] == ['-q']:\n    sys.stdout.write(open({str(sample)!r}).read())\n"
+                                    f"else:\n    {otherwise}")
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def bin_dir(tmp_path, monkeypatch) -> Path:
     SCONTROL_EXIT); every other tool is missing unless a test adds it."""
     folder = tmp_path / "bin"
     folder.mkdir()
-    _stand_in(folder, "scontrol", f"""
+    stand_in(folder, "scontrol", f"""
 record = {str(tmp_path / RECORD)!r}
 calls = json.load(open(record)) if os.path.exists(record) else []
 calls.append(sys.argv[1:])
@@ -141,7 +141,7 @@ def test_npd_mode_refuses_drain(bin_dir, tmp_path):
 def test_the_collection_keeps_to_the_budget(bin_dir, tmp_path):
     """A command that hangs (dmesg here) is cut at the budget and every one after it is skipped:
     the run ends within the budget, and a node whose outputs are all missing is not judged fit."""
-    _stand_in(bin_dir, "dmesg", "time.sleep(60)")
+    stand_in(bin_dir, "dmesg", "time.sleep(60)")
     start = time.monotonic()
     result = run_cli("health", "--mode", "slurm", "--budget", "3", "--bundle", tmp_path / "b", "--node", "n1")
     took = time.monotonic() - start
@@ -157,12 +157,7 @@ def test_what_was_collected_before_the_budget_ran_out_is_judged(bin_dir, tmp_pat
     from topolint.commands.collect import load_table
     from topolint.commands.health import judge
 
-    _stand_in(bin_dir, "nvidia-smi", f"""
-if sys.argv[1:] == ["-q"]:
-    sys.stdout.write(open({str(BAD)!r}).read())
-else:
-    time.sleep(60)
-""")
+    _nvidia_smi(bin_dir, BAD, "time.sleep(60)")
     rows = {c.file: c for c in load_table()}
     table = [rows["nvidia-smi-q.txt"], rows["nvidia-smi-topo.txt"], rows["nvidia-smi-nvlink.txt"]]
     start = time.monotonic()
@@ -173,12 +168,7 @@ else:
 
 
 def test_collected_now_judged_and_the_inventory_written_for_the_fleet_step(bin_dir, tmp_path):
-    _stand_in(bin_dir, "nvidia-smi", f"""
-if sys.argv[1:] == ["-q"]:
-    sys.stdout.write(open({str(GOOD)!r}).read())
-else:
-    sys.exit(3)
-""")
+    _nvidia_smi(bin_dir, GOOD, "sys.exit(3)")
     result = run_cli("health", "--mode", "npd", "--inventory", tmp_path / "inventories", cwd=tmp_path)
     assert result.exit_code == 0, result.stdout
     (written,) = (tmp_path / "inventories").glob("*.json")
