@@ -205,9 +205,9 @@ class FabricGraph:
     def graph(self):
         """The fabric as a networkx Graph: switches and hosts as nodes (``role``), cables as
         edges (``cables``). Needs networkx (``pip install 'topolint[graph]'``)."""
-        from topolint.model.system import networkx
+        from topolint.model import system  # networkx, optional: only this export and System.graph use it
 
-        nx = networkx()
+        nx = system.networkx()
         graph = nx.Graph()
         for switch in self._switches.values():
             graph.add_node(switch.name, role=switch.role)
