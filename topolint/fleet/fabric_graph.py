@@ -198,6 +198,10 @@ class FabricGraph:
             return f"{owner} ({node.description or node_id})"
         return node.description or node_id
 
+    def owner(self, adapter_id: str) -> str | None:
+        """The host an adapter of a fabric file belongs to (None: it names none)."""
+        return self._owner.get(adapter_id)
+
     def hosts_behind(self, switch_id: str) -> list[str]:
         return sorted({p.host for ports in self._host_ports.values() for p in ports if p.switch == switch_id})
 

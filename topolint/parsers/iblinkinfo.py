@@ -23,6 +23,7 @@ import re
 
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import build, location
+from topolint.model.numbers import decimal
 from topolint.model.fabric_links import FabricFile, FabricLink, FabricNode, FabricPort, host_of, lane_speed
 from topolint.parsers._lines import Line, malformed, numbered
 
@@ -109,7 +110,7 @@ def _port_row(result: FabricFile, current: dict, line: Line, path: str, by_lid: 
     not_available = text[end + 3:].strip() == '"Port not available"'
     if local is None or state is None or (remote is None and not not_available):
         raise malformed("iblinkinfo", path, line, _EXPECTED)
-    own_guid, lid, port = local.group(1), int(local.group(2)), int(local.group(3))
+    own_guid, lid, port = local.group(1), decimal(local.group(2)), decimal(local.group(3))
     if current["kind"] == "switch" and current["guid"]:
         node_id = current["guid"]
     elif own_guid:
@@ -118,7 +119,7 @@ def _port_row(result: FabricFile, current: dict, line: Line, path: str, by_lid: 
         node_id = f"lid:{lid}"
     _add_node(result, node_id, current, lid)
     by_lid.setdefault(lid, node_id)
-    width = int(state.group(1)) if state.group(1) else None
+    width = decimal(state.group(1)) if state.group(1) else None
     speed = lane_speed(state.group(2)) if state.group(2) else None
     if state.group(2) and speed is None:
         raise malformed("iblinkinfo", path, line, "a lane speed such as '25.78125 Gbps' or '53.125 Gbps'")
@@ -126,5 +127,5 @@ def _port_row(result: FabricFile, current: dict, line: Line, path: str, by_lid: 
     if remote is None or remote.group(1) is None:
         return node_id, port, width, speed, logical, phys, None, None, None, None, line
     hint = " ".join(remote.group(4).split()) or None
-    return (node_id, port, width, speed, logical, phys, int(remote.group(1)), int(remote.group(2)),
+    return (node_id, port, width, speed, logical, phys, decimal(remote.group(1)), decimal(remote.group(2)),
             remote.group(3), hint, line)

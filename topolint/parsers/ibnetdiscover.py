@@ -20,6 +20,7 @@ import re
 
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import build, location
+from topolint.model.numbers import decimal
 from topolint.model.fabric_links import FabricFile, FabricLink, FabricNode, FabricPort, lane_speed
 from topolint.parsers._lines import PROMPT, Line, malformed, numbered
 
@@ -89,7 +90,7 @@ class _Topology:
         lid = _LID.search(comment or "")
         node_id = _guid(guid)
         self.current = self.declare(node_id, KINDS[kind], quoted.group(1) if quoted else "", line,
-                                    int(lid.group(1)) if lid else None, declared=True)
+                                    decimal(lid.group(1)) if lid else None, declared=True)
 
     def declare(self, node_id: str, kind: str, description: str, line: Line, lid: int | None,
                 declared: bool) -> FabricNode:
@@ -117,17 +118,17 @@ class _Topology:
         lids = _LID.findall(comment)
         peer_kind = {"S": "switch", "H": "ca", "R": "router"}[letter]
         # A switch's port line names its peer first; a CA's names its own lid first, then the peer.
-        peer_lid = int(lids[-1]) if lids else None
+        peer_lid = decimal(lids[-1]) if lids else None
         peer = self.declare(_guid(peer_guid), peer_kind, quoted[-1] if quoted else "", line, peer_lid, declared=False)
         width_speed = _WIDTH_SPEED.search(comment)
-        a_port, b_port = int(port), int(peer_port)
+        a_port, b_port = decimal(port), decimal(peer_port)
         key = frozenset(((self.current.id, a_port), (peer.id, b_port)))
         if key in self.seen:
             return
         self.seen.add(key)
         self.result.links.append(build(
             FabricLink, a=self.current.id, a_port=a_port, b=peer.id, b_port=b_port,
-            width=int(width_speed.group(1)) if width_speed else None,
+            width=decimal(width_speed.group(1)) if width_speed else None,
             speed=lane_speed(width_speed.group(2)) if width_speed else None,
             loc=location(self.path, line.number, line.column)))
 
@@ -158,20 +159,20 @@ def parse_ports(source: SourceFile) -> FabricFile:
                 raise malformed("ibnetdiscover -p", path, line, _EXPECTED_P)
             a = _node(result, own, names.group(1), path, line)
             b = _node(result, peer, names.group(2), path, line)
-            key = frozenset(((a.id, int(own.group(3))), (b.id, int(peer.group(3)))))
+            key = frozenset(((a.id, decimal(own.group(3))), (b.id, decimal(peer.group(3)))))
             if key in seen:
                 continue
             seen.add(key)
             result.links.append(build(
-                FabricLink, a=a.id, a_port=int(own.group(3)), b=b.id, b_port=int(peer.group(3)),
-                width=int(own.group(5)), speed=lane_speed(own.group(6)), loc=location(path, line.number, line.column)))
+                FabricLink, a=a.id, a_port=decimal(own.group(3)), b=b.id, b_port=decimal(peer.group(3)),
+                width=decimal(own.group(5)), speed=lane_speed(own.group(6)), loc=location(path, line.number, line.column)))
             continue
         name = _OWN_DESCRIPTION.search(rest) if rest else None
         if rest and name is None:
             raise malformed("ibnetdiscover -p", path, line, _EXPECTED_P)
         node = _node(result, own, name.group(1) if name else "", path, line)
         # No peer: nothing is cabled there, or the cable is dead; the printed speed is stale.
-        result.ports.append(build(FabricPort, node=node.id, port=int(own.group(3)),
+        result.ports.append(build(FabricPort, node=node.id, port=decimal(own.group(3)),
                                   loc=location(path, line.number, line.column)))
     return result
 
@@ -182,6 +183,6 @@ def _node(result: FabricFile, end: re.Match, description: str, path: str, line: 
     if known is not None:
         return known
     node = build(FabricNode, id=node_id, kind=KINDS[end.group(1)], description=description, guid=node_id,
-                 lid=int(end.group(2)), loc=location(path, line.number, line.column))
+                 lid=decimal(end.group(2)), loc=location(path, line.number, line.column))
     result.nodes[node_id] = node
     return node
