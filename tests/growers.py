@@ -385,6 +385,39 @@ def _named(make: Callable[[int], str], name: str) -> Callable[[int], str]:
     return make
 
 
+# --- fabric files of the cluster (ibnetdiscover, iblinkinfo, lldpctl) ----------------------------------
+
+def _ibnetdiscover(n: int) -> str:
+    """A subnet of n leaf switches, each with two hosts and an uplink to one spine."""
+    spine = "0200000000000001"
+    blocks = [f'switchguid=0x{spine}({spine})\nSwitch\t{n + 1} "S-{spine}"\t\t# "MF0;spine-1:MQM9700/U1" '
+              f'enhanced port 0 lid 1 lmc 0\n' +
+              "".join(f'[{i + 1}]\t"S-0b{i:014x}"[3]\t\t# "MF0;leaf-{i}:MQM9700/U1" lid {i + 2} 4xNDR\n'
+                      for i in range(n)) + "\n"]
+    for i in range(n):
+        blocks.append(
+            f'switchguid=0x0b{i:014x}(0b{i:014x})\nSwitch\t40 "S-0b{i:014x}"\t\t# "MF0;leaf-{i}:MQM9700/U1" '
+            f'enhanced port 0 lid {i + 2} lmc 0\n'
+            + "".join(f'[{p}]\t"H-0{p + 2}{i:014x}"[1](0{p + 2}{i:014x}) \t\t# "node{i}-{p} mlx5_0" lid {n * p + i + 9} 4xNDR\n'
+                      for p in (1, 2))
+            + f'[3]\t"S-{spine}"[{i + 1}]\t\t# "MF0;spine-1:MQM9700/U1" lid 1 4xNDR\n\n')
+    return "#\n# Topology file: generated on Mon Jan  5 10:00:00 2026\n#\n" + "".join(blocks)
+
+
+def _ibnetdiscover_ports(n: int) -> str:
+    return "".join(f"CA  {i + 10}  1 0x0a{i:014x} 4x NDR - SW  2 {i % 60 + 1} 0x0b{i // 60:014x} "
+                   f"( 'node{i} mlx5_0' - 'leaf-{i // 60}' )\n" for i in range(n))
+
+
+def _iblinkinfo(n: int) -> str:
+    lines = [f"Switch: 0x0b00000000000001 leaf-1:\n"]
+    lines += [f"           1 {i + 1:4d}[  ] ==( 4X        53.125 Gbps Active/  LinkUp)==>  {i + 10:6d}    1[  ] "
+              f'"node{i} HCA-1" ( )\n' for i in range(n)]
+    lines += [f"CA: node{i} HCA-1:\n      0x0a{i:014x} {i + 10:6d}    1[  ] ==( 4X        53.125 Gbps Active/  "
+              f'LinkUp)==>       1 {i + 1:4d}[  ] "leaf-1" ( )\n' for i in range(n)]
+    return "".join(lines)
+
+
 GROWERS: tuple[Grower, ...] = (
     Grower("nccl-topo-xml", _topology, 40),
     Grower("nccl-topo-xml", _mask, 500, distinct=False),
@@ -439,6 +472,9 @@ GROWERS: tuple[Grower, ...] = (
     Grower("kernel-modules", _lsmod, 200),
     Grower("module-versions", _module_versions, 200),
     Grower("github-actions", _workflow, 40),
+    Grower("ibnetdiscover", _ibnetdiscover, 40),
+    Grower("ibnetdiscover", _ibnetdiscover_ports, 200),
+    Grower("iblinkinfo", _iblinkinfo, 100),
 )
 
 

@@ -203,6 +203,16 @@ DETECTORS = [
 
 
 
+def _cluster(text: str) -> str | None:
+    """Files of the cluster (ibnetdiscover, iblinkinfo, lldpctl): topolint/inputs/cluster_sniff.py."""
+    from topolint.inputs.cluster_sniff import cluster_format
+
+    return cluster_format(text)
+
+
+DETECTORS.append(_cluster)
+
+
 def _fabric(text: str) -> str | None:
     """Fabric outputs (ibstat family, GIDs, RoCE QoS, ethtool, ip, mounts): topolint/inputs/fabric_sniff.py,
     imported on the first file sniffed (a config-only run never needs its patterns)."""

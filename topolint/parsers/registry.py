@@ -38,6 +38,9 @@ PARSERS = {
     "mounts": "topolint.parsers.mounts:parse_mounts",
     "nccl-tests": "topolint.parsers.nccl_tests:parse_nccl_tests",
     "nccl-log": "topolint.parsers.nccl_log:parse_nccl_log",
+    # Files of the cluster (topolint/inputs/cluster_sniff.py; facts in topolint/model/fabric_links.py).
+    "ibnetdiscover": "topolint.parsers.ibnetdiscover:parse_ibnetdiscover",
+    "iblinkinfo": "topolint.parsers.iblinkinfo:parse_iblinkinfo",
     "topolint-inventory": "topolint.parsers.inventory_json:parse_inventory",  # docs/fleet.md
     # Software versions (model/software.py); "kernel-version" as uname -r only by a bundle manifest's format.
     "nvidia-driver-version": "topolint.parsers.versions:parse_nvidia_driver_version",
