@@ -99,6 +99,8 @@ class CheckResult:
     options: CheckOptions | None = None  # what ran: the drawings of html and markdown read the inputs again
     plan: Plan | None = None  # the run's own (root) plan
     plans: object = None  # Plans: each folder's configuration (the excludes the inputs were read with)
+    checked_paths: list[str] = field(default_factory=list)  # files named or walked: what --fix may write
+    not_written: list = field(default_factory=list)  # engine/writes.py NotWritten: TL006, the exit code is 2
 
     @property
     def active(self) -> list[Finding]:
@@ -124,7 +126,7 @@ class CheckResult:
         return any(at_or_above(f, levels.get(f.path, level)) for f in self.active)
 
     def exit_code(self, exit_zero: bool = False) -> int:
-        if self.report.unreadable or self.report.internal_errors:
+        if self.report.unreadable or self.report.internal_errors or self.not_written:
             return EXIT_ERROR
         return EXIT_FINDINGS if self.failing and not exit_zero else EXIT_CLEAN
 
@@ -613,7 +615,8 @@ def _result(options, plans: Plans, parts: list, findings: list, sources: dict, c
                        if name not in read_back}
     return CheckResult(findings=findings, report=report, fail_level=root.fail_level, nccl_version=str(root.version),
                        config_path=root.loaded.path, notes=notes, messages=messages, fail_levels=levels,
-                       reason_required=reasons, inventories=inventories, options=options, plan=root, plans=plans)
+                       reason_required=reasons, inventories=inventories, options=options, plan=root, plans=plans,
+                       checked_paths=collection.checked)
 
 
 def read_again(result: CheckResult):
