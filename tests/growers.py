@@ -85,6 +85,22 @@ def _nvlink(n: int) -> str:
 
 # --- host facts (issue 9) ---------------------------------------------------------------------
 
+def smi_q_gpu(i: int) -> str:
+    """One GPU block of nvidia-smi -q with its Fabric section (a bus id of its own)."""
+    bus = f"{i >> 8:08X}:{i & 255:02X}:00.0"
+    return (f"GPU {bus}\n    Product Name                          : NVIDIA GB200\n"
+            f"    GPU UUID                              : GPU-00000000-0000-4000-8000-{i:012x}\n"
+            f"    PCI\n        Bus Id                            : {bus}\n    Fabric\n"
+            f"        State                             : Completed\n        Status                            : Success\n"
+            f"        CliqueId                          : {i % 32767}\n"
+            f"        ClusterUUID                       : 7f3e9a21-4c5b-4d6e-9f80-{i:012x}\n"
+            f"        Health\n            Summary                       : Healthy\n")
+
+
+def smi_query_row(i: int) -> str:
+    return f"{i}, NVIDIA GB200, {i >> 8:08X}:{i & 255:02X}:00.0, Completed, Success, {i % 32767}\n"
+
+
 def _lspci(n: int) -> str:
     """lspci -vvv: n bridges, each with a GPU below it (parents come from the bus ranges)."""
     return "".join(
@@ -409,6 +425,9 @@ GROWERS: tuple[Grower, ...] = (
     Grower("nccl-graph-xml", _graph, 100),
     Grower("nvidia-smi-topo", _matrix, 8),  # cells grow with the square of n, and so does the text
     Grower("nvidia-smi-nvlink", _nvlink, 8),
+    Grower("nvidia-smi-q", _named(_joined(smi_q_gpu, "==============NVSMI LOG==============\n\n"), "smi_q_gpus"), 40),
+    Grower("nvidia-smi-query-csv", _named(_joined(smi_query_row, "index, name, pci.bus_id, fabric.state, "
+                                                                 "fabric.status, fabric.cliqueId\n"), "smi_query_rows"), 60),
     Grower("lspci", _lspci, 50),
     Grower("lspci", _lspci_excerpt, 200),
     Grower("lspci", _lspci_tree, 60),

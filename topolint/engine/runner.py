@@ -29,6 +29,11 @@ class RunOptions:
     # (the newest known, which evidence in the inputs may replace: model/nccl_in_force.py).
     nccl_version_origin: str = "default"
     nccl_version_named: str = ""  # "--nccl-version", "nccl-version in .topolint.toml"
+    # Called with each checked node while its facts are in memory (a picklable callable: it runs in
+    # the workers too); what it returns is kept in RunResult.views, for at most views_kept nodes,
+    # those with the most severe findings (the drawings: drawing/views.py DrawingRequest).
+    node_view: Any = None
+    views_kept: int = 0
 
 
 class CheckContext:
@@ -107,6 +112,8 @@ class RunResult:
     ran: dict[str, set[str]] = field(default_factory=dict)  # node name -> codes of the rules that ran on it
     internal_errors: list[InternalError] = field(default_factory=list)  # bugs in checks (engine/internal.py)
     inventories: dict[str, Any] = field(default_factory=dict)  # node name -> fleet.inventory.Inventory
+    views: dict[str, Any] = field(default_factory=dict)  # node name -> RunOptions.node_view's value
+    views_made: int = 0  # nodes that gave a view, kept or not
 
 
 def _format(template: str, fields: dict[str, Any], rule: RuleDefinition) -> str:
@@ -246,6 +253,7 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
     checker.inventories = options.inventories or cache is not None or (
         cluster_stage_possible(collection) and any(is_cluster_check(n) for n in needs.values()))
     from_workers = _worker_outcomes(checker, collection, options)
+    views = _KeptViews(options.views_kept)
     for index, node in enumerate(collection.nodes):
         if options.progress is not None:
             options.progress.node(index, len(collection.nodes))
@@ -264,6 +272,8 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             parallel.apply(next(from_workers), node, collection, result)
         else:
             checker.into(node, result)
+        if node.name in result.views:
+            views.keep(node.name, index, result.findings[first_finding:], result)
         if cache is not None and node.cache_key and node.name not in unreadable.names() \
                 and len(result.internal_errors) == errors_before:
             cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:],
@@ -328,6 +338,8 @@ class _NodeChecker:
         _check_node(node, self, self.collection, self.options, result)
         if self.inventories:
             _add_inventory(node, self.configs_of(node), result)
+        if self.options.node_view is not None:
+            _add_view(node, self.options.node_view, result)
 
     def __call__(self, node: NodeModel) -> RunResult:
         """In a worker: the node's result; its facts are dropped as the parent drops them."""
@@ -376,6 +388,40 @@ def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, 
     for topology in node.topologies:  # --verbose: what the node's facts filled in its static files
         if topology.kind == "static":
             result.notes.extend(f"completion: {note}" for note in context.completion(topology).notes())
+
+
+def _add_view(node: NodeModel, node_view, result: RunResult) -> None:
+    try:
+        view = node_view(node)
+    except Exception as exc:  # noqa: BLE001 - a bug in a drawing: exit 2, the findings still stand
+        result.internal_errors.append(InternalError(node_input(node), "drawing", describe(exc)))
+        return
+    if view is not None:
+        result.views[node.name] = view
+
+
+_SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+class _KeptViews:
+    """The node views a run keeps: the ``limit`` nodes with the most severe findings, earlier
+    nodes first among equals, so memory follows the limit, not the node count. Ranked by the
+    findings as the node's rules gave them (before suppression and the cluster stage); the
+    reporter ranks the kept ones again by the final findings."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.rank: dict[str, tuple[int, int]] = {}
+
+    def keep(self, name: str, order: int, findings: list[Finding], result: RunResult) -> None:
+        result.views_made += 1
+        views = result.views
+        worst = min((_SEVERITY_RANK.get(f.severity, 9) for f in findings), default=9)
+        self.rank[name] = (worst, order)
+        if len(views) > self.limit:
+            dropped = max((n for n in views if n in self.rank), key=self.rank.__getitem__)
+            del views[dropped]
+            del self.rank[dropped]
 
 
 class _UnreadableNodes:

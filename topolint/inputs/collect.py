@@ -408,7 +408,8 @@ def _recognisable(exc: InputError, path: str) -> bool:
     if exc.head is None and exc.message.startswith("cannot read") and _looks_like_input(path):
         return True
     return exc.message.startswith(("malformed XML", "malformed YAML", "Python syntax error",
-                                    "malformed nvidia-smi nvlink", "malformed nccl-tests output",
+                                    "malformed nvidia-smi nvlink", "malformed nvidia-smi -q",
+                                    "malformed nvidia-smi --query-gpu", "malformed nccl-tests output",
                                     "malformed NCCL log") + FABRIC_MALFORMED + CLUSTER_MALFORMED)
 
 

@@ -14,6 +14,8 @@ PARSERS = {
     NCCL_GRAPH_XML: "topolint.parsers.nccl_graph_xml:parse_graph",
     "nvidia-smi-topo": "topolint.parsers.nvidia_smi_topo:parse_matrix",
     "nvidia-smi-nvlink": "topolint.parsers.nvidia_smi_nvlink:parse_nvlink_status",
+    "nvidia-smi-q": "topolint.parsers.nvidia_smi_q:parse_gpu_query",  # -q / -a: GPU identity, Fabric
+    "nvidia-smi-query-csv": "topolint.parsers.nvidia_smi_q:parse_gpu_query_csv",  # --query-gpu=...,fabric.*
     # Host facts (model/host.py); "virt" and "dmi-product-name" only by a bundle manifest's format.
     "lspci": "topolint.parsers.lspci:parse_lspci",
     "dmesg": "topolint.parsers.kernel_iommu:parse_dmesg",
