@@ -74,7 +74,8 @@ EXAMPLE_KINDS = {"xml": {"topology", "topology-dump", "topology or matrix", "com
 EXAMPLE_KINDS["xml"].add("link speeds")  # NET005 reads a dump's net speeds too
 # Fabric outputs (one file each, written as bad.txt / good.txt and recognised by content).
 EXAMPLE_KINDS.update({"ibstat": {"ports", "link speeds"}, "ibv_devinfo": {"ports", "link speeds"},
-                      "ethtool": {"ethtool", "link speeds"}, "mlnx_qos": {"qos"}, "sysfs": {"qos", "gids"}})
+                      "ethtool": {"ethtool", "link speeds"}, "mlnx_qos": {"qos"}, "sysfs": {"qos", "gids"},
+                      "iblinkinfo": {"cluster", "fabric"}})  # a fabric file alone runs the cluster stage
 
 
 def _example_rules() -> list:

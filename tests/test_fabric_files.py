@@ -157,3 +157,55 @@ def test_a_damaged_fabric_file_at_a_cluster_top_is_tl001_with_its_line(tmp_path)
     result = run_cli("check", str(folder), "--format", "concise", "--isolated")
     assert result.exit_code == 2
     assert f"{folder / 'fabric.txt'}:5:1: TL001" in result.stdout
+
+
+# ---- FLEET005 fabric-link-degraded -------------------------------------------------------------------
+def _slow_leaf(n: int = 5, slow: int = 2) -> str:
+    """iblinkinfo of one leaf with n hosts at 4X HDR, host ``slow`` at 4X EDR (printed from both ends)."""
+    text = _iblinkinfo(n)
+    line = f'"node{slow} HCA-1" ( )'
+    return text.replace(f"53.125 Gbps Active/  LinkUp)==>  {slow + 10:6d}    1[  ] {line}",
+                        f"25.78125 Gbps Active/  LinkUp)==>  {slow + 10:6d}    1[  ] \"node{slow} HCA-1\" "
+                        "( Could be 53.125 Gbps)")
+
+
+def test_fleet005_in_a_cluster_folder_names_both_ends_and_the_host(tmp_path):
+    folder = _cluster(tmp_path, _slow_leaf())
+    result = run_cli("check", str(folder), "--select", "FLEET005", "--format", "json", "--isolated", "--preview")
+    import json
+
+    findings = json.loads(result.stdout)["findings"]
+    assert result.exit_code == 1 and [f["code"] for f in findings] == ["FLEET005"]
+    found = findings[0]
+    assert found["line"] == 4 and found["entity"] == "leaf-1/port/3#fabric_link"
+    assert "leaf-1 port 3 - node2 HCA-1 port 1: 4x EDR (100 Gb/s), below this fabric's 4x HDR (200 Gb/s) (4 of 5 links)" \
+        in found["message"] and found["message"].endswith("hosts behind it: node2")
+    assert any("Could be 53.125 Gbps" in line for line in found["evidence"])
+
+
+def test_fleet005_reports_a_cable_once_across_files(tmp_path):
+    from topolint.checks import fabric_link_degraded
+
+    files = []
+    for name in ("a.txt", "b.txt"):  # the same subnet, as two captures of one iblinkinfo
+        text = _slow_leaf()
+        files.append(parse("iblinkinfo", SourceFile(path=name, text=text)))
+    graph = fabric_graph(files)
+
+    class Context:
+        cluster = type("Cluster", (), {"fabric": graph})()
+
+    hits = list(fabric_link_degraded.check(Context(), fabric_link_degraded.Parameters()))
+    assert [(h.location.path, h.location.line) for h in hits] == [("a.txt", 4)]
+
+
+def test_fleet005_needs_a_majority(tmp_path):
+    from topolint.checks import fabric_link_degraded
+
+    two = parse("iblinkinfo", SourceFile(path="two.txt", text=_slow_leaf(n=2, slow=1)))
+
+    class Context:
+        cluster = type("Cluster", (), {"fabric": fabric_graph([two])})()
+
+    # 2 links, one of each speed: no majority, nothing is below it.
+    assert list(fabric_link_degraded.check(Context(), fabric_link_degraded.Parameters())) == []
