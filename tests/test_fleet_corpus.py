@@ -13,7 +13,7 @@ from conftest import ROOT, run_cli
 
 TABLE = ROOT / "tests" / "fleet_corpus_expectations.tsv"
 # Corpus folders whose every file needs a row (one team's formats each).
-FOLDERS = ("ibnetdiscover", "iblinkinfo")
+FOLDERS = ("ibnetdiscover", "iblinkinfo", "lldpctl")
 
 
 def _rows() -> dict[str, tuple[set[str], set[str]]]:
