@@ -234,12 +234,9 @@ def _chassis(current: dict, chassis, json0: bool) -> None:
         name = _scalar(chassis.get("name"), json0)
         if name:
             current["chassis_name"] = name
-    identity = _identity(chassis.get("id"), json0)
-    if identity:
-        current["chassis_id"] = identity
-    descr = _scalar(chassis.get("descr"), json0)
-    if descr:
-        current["chassis_descr"] = " ".join(descr.split())
+    _id_and_descr(current, chassis, json0, "chassis")
+    if current.get("chassis_descr"):
+        current["chassis_descr"] = " ".join(current["chassis_descr"].split())  # \r\n inside a description
     capabilities = chassis.get("capability")
     capabilities = capabilities if isinstance(capabilities, list) else [capabilities]
     enabled = {}
@@ -255,14 +252,18 @@ def _chassis(current: dict, chassis, json0: bool) -> None:
 
 def _port(current: dict, port, json0: bool) -> None:
     port = _first(port)
-    if not isinstance(port, dict):
-        return
-    identity = _identity(port.get("id"), json0)
+    if isinstance(port, dict):
+        _id_and_descr(current, port, json0, "port")
+
+
+def _id_and_descr(current: dict, body: dict, json0: bool, part: str) -> None:
+    """``chassis_id``/``port_id`` ("mac 00:1c:..", "ifname swp1") and the description of one part."""
+    identity = _identity(body.get("id"), json0)
     if identity:
-        current["port_id"] = identity
-    descr = _scalar(port.get("descr"), json0)
+        current[f"{part}_id"] = identity
+    descr = _scalar(body.get("descr"), json0)
     if descr:
-        current["port_descr"] = descr
+        current[f"{part}_descr"] = descr
 
 
 class _Finder:
