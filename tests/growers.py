@@ -418,6 +418,33 @@ def _iblinkinfo(n: int) -> str:
     return "".join(lines)
 
 
+def _lldp_text(n: int) -> str:
+    return "".join(f"-------\nInterface:    eth{i}, via: LLDP, RID: {i + 1}, Time: 0 day, 00:01:00\n  Chassis:\n"
+                   f"    ChassisID:    mac 02:00:00:{i >> 16 & 255:02x}:{i >> 8 & 255:02x}:{i & 255:02x}\n"
+                   f"    SysName:      leaf-{i}\n    SysDescr:     EOS\n      continued\n    Capability:   Bridge, on\n"
+                   f"  Port:\n    PortID:       ifname Ethernet{i}\n    TTL:          120\n" for i in range(n))
+
+
+def _lldp_keyvalue(n: int) -> str:
+    return "".join(f"lldp.eth{i}.via=LLDP\nlldp.eth{i}.chassis.mac=02:00:00:00:00:{i & 255:02x}\n"
+                   f"lldp.eth{i}.chassis.name=leaf-{i}\nlldp.eth{i}.chassis.descr=NOS\ncontinued\n"
+                   f"lldp.eth{i}.chassis.Bridge.enabled=on\nlldp.eth{i}.port.ifname=swp{i}\n" for i in range(n))
+
+
+def _lldp_json0(n: int) -> str:
+    interfaces = [{"name": f"eth{i}", "via": "LLDP", "chassis": [{"id": [{"type": "mac", "value": f"02:00:00:00:00:{i & 255:02x}"}],
+                                                                   "name": [{"value": f"leaf-{i}"}],
+                                                                   "capability": [{"type": "Bridge", "enabled": True}]}],
+                   "port": [{"id": [{"type": "ifname", "value": f"swp{i}"}]}]} for i in range(n)]
+    return json.dumps({"lldp": [{"interface": interfaces}]}, indent=2)
+
+
+def _lldp_json(n: int) -> str:
+    interfaces = [{f"eth{i}": {"via": "LLDP", "chassis": {f"leaf-{i}": {"id": {"type": "mac", "value": f"02:00:{i:08x}"}}},
+                               "port": {"id": {"type": "ifname", "value": f"swp{i}"}}}} for i in range(n)]
+    return json.dumps({"lldp": {"interface": interfaces}}, indent=2)
+
+
 GROWERS: tuple[Grower, ...] = (
     Grower("nccl-topo-xml", _topology, 40),
     Grower("nccl-topo-xml", _mask, 500, distinct=False),
@@ -475,6 +502,10 @@ GROWERS: tuple[Grower, ...] = (
     Grower("ibnetdiscover", _ibnetdiscover, 40),
     Grower("ibnetdiscover", _ibnetdiscover_ports, 200),
     Grower("iblinkinfo", _iblinkinfo, 100),
+    Grower("lldpctl", _lldp_text, 60),
+    Grower("lldpctl", _lldp_keyvalue, 100),
+    Grower("lldpctl", _lldp_json0, 60),
+    Grower("lldpctl", _lldp_json, 60),
 )
 
 

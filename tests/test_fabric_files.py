@@ -209,3 +209,52 @@ def test_fleet005_needs_a_majority(tmp_path):
 
     # 2 links, one of each speed: no majority, nothing is below it.
     assert list(fabric_link_degraded.check(Context(), fabric_link_degraded.Parameters())) == []
+
+
+# ---- lldpctl -----------------------------------------------------------------------------------------
+LLDP_TEXT = "lldpctl/ocp-worker-2x-nic-to-arista-7050tx-eth20-eth15-plus-cdp-veth-4sp-indent_openshift-examples.txt"
+LLDP_JSON0 = "lldpctl/json0-two-nics-back-to-back-to-another-ubuntu-host-plus-h3c-access-switch_unifabric-test.txt"
+LLDP_DUPLICATE = ("lldpctl/keyvalue-dual-homed-eno1-eno2d1-to-two-dell-s4100-cumulus-swp46-sw-version-skew_"
+                  "netbox-agent-fixture.txt")
+LLDP_CONTINUED = "lldpctl/keyvalue-eno1-cisco-c2960x-multiline-descr-continuation-lines_netbox-agent-fixture.txt"
+
+
+def test_lldpctl_in_a_node_folder_gives_that_node_its_leaves(tmp_path, corpus):
+    for name, sample in (("worker-0", LLDP_TEXT), ("lab-1", LLDP_JSON0)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "lldpctl.txt").write_text((corpus / sample).read_text(encoding="utf-8"), encoding="utf-8")
+    collection = collect([str(tmp_path)])
+    assert sorted((f.format, f.host, f.facts.style) for f in collection.cluster_files) == [
+        ("lldpctl", "lab-1", "json0"), ("lldpctl", "worker-0", "text")]
+    result = RunResult()
+    result.inventories = {}
+    graph = cluster_model(collection, result).fabric
+    # Both NIC ports hear one chassis: one leaf (no dual-ToR); the CDP neighbour on a pod's veth is no leaf.
+    assert graph.leaf_group("worker-0") == {"arista-rj45.coe.muc.redhat.com"}
+    assert [(p.adapter, p.switch_port, p.line) for p in graph.host_ports("worker-0")] == [
+        ("enp79s0f0", "Ethernet20", 5), ("enp79s0f1", "Ethernet15", 18)]
+    # The RDMA NICs cabled back to back to another server (its lldpd: Ubuntu, a MAC port id) hear no switch.
+    assert graph.leaf_group("lab-1") == {"DaoCloud_ShangPu_H3C_D01_AccessSwitch"}
+
+
+def test_lldpctl_keyvalue_first_value_wins_and_continuations_fold(corpus):
+    _, duplicate = _parsed(corpus / LLDP_DUPLICATE)
+    assert [(n.interface, n.switch, n.port, n.loc.line) for n in duplicate.neighbours] == [
+        ("eno1", "toto-chassis.dc42", "swp46", 1), ("eno2d1", "mac e4:f0:04:b6:4e:32", "swp46", 29)]
+    _, continued = _parsed(corpus / LLDP_CONTINUED)
+    assert continued.neighbours[0].chassis_descr.endswith("Compiled Mon 16-Feb-15 08:16 by prod_rel_team")
+
+
+@pytest.mark.parametrize("text, line", [
+    ("Interface:    eth0, via: LLDP, RID: 1, Time: 0 day\n  Chassis:\n    just words\n", 3),
+    ('{"lldp": {"interface": {"eth0": {"via": "LLDP"}}\n', 2),
+    ("lldp.eth0.via=LLDP\n", None),
+])
+def test_lldpctl_damage_is_refused_at_its_line(text, line):
+    assert sniff(text) == "lldpctl"
+    if line is None:  # a valid one-line table
+        assert parse("lldpctl", SourceFile(path="l.txt", text=text)).neighbours[0].interface == "eth0"
+        return
+    with pytest.raises(InputError) as refused:
+        parse("lldpctl", SourceFile(path="l.txt", text=text))
+    assert refused.value.line == line and "lldpctl" in refused.value.message

@@ -360,7 +360,7 @@ def _add_lldp(graph: FabricGraph, lldp: LldpFile, node_name) -> None:
         return
     host = node_name(lldp.host)
     for neighbour in lldp.neighbours:
-        if neighbour.protocol != "LLDP" or neighbour.bridge is False:
+        if not neighbour.is_switch:
             continue  # CDP from a pod's veth, or a host cabled back to back
         switch_id = f"chassis:{neighbour.chassis_id or neighbour.chassis_name}"
         if switch_id not in graph._switches:

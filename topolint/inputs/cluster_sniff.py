@@ -26,6 +26,9 @@ _NODE_LINE = re.compile(r'^(?:Switch|Ca|Rt)[ \t]+\d{1,4}[ \t]+"[SHR]-[0-9a-fA-F]
 _PORTS_LINE = re.compile(r"^(?:SW|CA|RT)[ \t]+\d{1,5}[ \t]+\d{1,4}[ \t]+0x[0-9a-fA-F]{1,16}[ \t]+\d{1,2}x[ \t]+\S", re.M)
 _LINK_HEADER = re.compile(r"^[ \t]*(?:CA: [^\n]{1,200}|Switch: 0x[0-9a-fA-F]{1,16} [^\n]{0,200}):[ \t]*\r?\n"
                           r"[^\n]{0,80}?\d+[ \t]+\d+\[[^\]\n]{0,8}\][ \t]*==\(", re.M)
+_LLDP_TEXT = re.compile(r"^[ \t]*Interface:[ \t]+[^\s,]+,[ \t]*via:[ \t]*[A-Za-z0-9]+", re.M)
+_LLDP_KEYVALUE = re.compile(r"^[ \t]*lldp\.[^\s=.]{1,64}\.(?:via|rid|age|chassis\.|port\.)[^\s=]{0,200}=", re.M)
+_LLDP_JSON = re.compile(r'\A\s*\{\s*"lldp"\s*:\s*[\[{]')
 
 
 def cluster_format(text: str) -> str | None:
@@ -36,4 +39,8 @@ def cluster_format(text: str) -> str | None:
         return IBNETDISCOVER
     if "==(" in head and _LINK_HEADER.search(head):
         return IBLINKINFO
+    if "lldp" in head[:4096].lower() and (_LLDP_JSON.match(head) or _LLDP_KEYVALUE.search(head)):
+        return LLDPCTL
+    if "via:" in head and _LLDP_TEXT.search(head):
+        return LLDPCTL
     return None

@@ -138,6 +138,17 @@ class LldpNeighbour(Fact):
     loc: Location
 
     @property
+    def is_switch(self) -> bool:
+        """A switch at the other end, not a host cabled back to back: an LLDP neighbour whose
+        Bridge/Router capability is on, unless it is a server's lldpd (a server OS in its
+        description and a MAC for its port id, as lldpd on Linux sends by default)."""
+        if self.protocol != "LLDP" or self.bridge is False:
+            return False
+        descr = self.chassis_descr or ""
+        server = any(os_name in descr for os_name in _SERVER_OS) and "Cumulus" not in descr and "SONiC" not in descr
+        return not (server and (self.port_id or "").startswith("mac "))
+
+    @property
     def switch(self) -> str:
         """How the neighbour is named: its SysName, else its chassis id."""
         return self.chassis_name or self.chassis_id or "?"
@@ -151,6 +162,9 @@ class LldpNeighbour(Fact):
         if self.port_descr and (not port_id or port_id.startswith(("local ", "mac "))):
             return self.port_descr
         return port_id.split(" ", 1)[1] if " " in port_id else (port_id or "?")
+
+
+_SERVER_OS = ("Ubuntu", "Red Hat", "Debian", "CentOS", "Rocky", "SUSE", "AlmaLinux", "Fedora", "Linux running on")
 
 
 class LldpFile(Fact):

@@ -41,6 +41,7 @@ PARSERS = {
     # Files of the cluster (topolint/inputs/cluster_sniff.py; facts in topolint/model/fabric_links.py).
     "ibnetdiscover": "topolint.parsers.ibnetdiscover:parse_ibnetdiscover",
     "iblinkinfo": "topolint.parsers.iblinkinfo:parse_iblinkinfo",
+    "lldpctl": "topolint.parsers.lldpctl:parse_lldpctl",
     "topolint-inventory": "topolint.parsers.inventory_json:parse_inventory",  # docs/fleet.md
     # Software versions (model/software.py); "kernel-version" as uname -r only by a bundle manifest's format.
     "nvidia-driver-version": "topolint.parsers.versions:parse_nvidia_driver_version",
