@@ -568,6 +568,7 @@ def _check_part(options: CheckOptions, plan: Plan, collection, cache) -> _Part:
         raise UsageError(f"bad rule definition: {exc}") from None
     unreadable = any(f.code == "TL001" for f in result.findings)
     sources = {path: src for node in collection.nodes for path, src in node.sources.items()}
+    sources.update((f.source.path, f.source) for f in collection.cluster_files)  # fabric files
     for config_file in collection.configs:  # a script's sourced files show its findings' lines
         for sourced in config_file.included:
             sources.setdefault(sourced.path, sourced)

@@ -223,9 +223,10 @@ def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tu
 
 
 def cluster_stage_possible(collection: Collection) -> bool:
-    """Whether the cluster stage can run: it compares nodes, two at least. A run of one node
-    neither imports the cross-node checks nor builds what only they read."""
-    return len(collection.nodes) >= 2
+    """Whether the cluster stage can run: it compares nodes, two at least, or reads the files of
+    the cluster (the fabric as cabled). A run of one node neither imports the cross-node checks
+    nor builds what only they read."""
+    return len(collection.nodes) >= 2 or bool(collection.cluster_files)
 
 
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
@@ -531,28 +532,51 @@ def _add_inventory(node: NodeModel, configs: list, result: RunResult) -> None:
         result.inventories[node.name] = inventory
 
 
+def _no_inventories(rule: RuleDefinition, result: RunResult, collection: Collection) -> str:
+    return (f"{rule.code} not run on the cluster: {len(result.inventories)} of its {len(collection.nodes)} nodes "
+            "show machine facts (an inventory), two are compared")
+
+
+def cluster_model(collection: Collection, result: RunResult):
+    """The ClusterModel the cluster checks read: the nodes' inventories in the run's node order,
+    and what the cluster's own files say (fleet/cluster.py): the fabric graph of its fabric
+    files, joined to those nodes."""
+    from topolint.fleet.cluster import ClusterModel
+
+    order = [node.name for node in collection.nodes if node.name in result.inventories]
+    cluster = ClusterModel(inventories={name: result.inventories[name] for name in order})
+    from topolint.inputs.cluster_sniff import FABRIC_FILE_FORMATS
+
+    fabric_files = [f.facts for f in collection.cluster_files if f.format in FABRIC_FILE_FORMATS]
+    if fabric_files:
+        from topolint.fleet.fabric_graph import fabric_graph
+
+        cluster.fabric = fabric_graph(fabric_files, cluster.inventories)
+    return cluster
+
+
 def run_cluster_checks(prepared: list[tuple], collection: Collection, options: RunOptions, result: RunResult) -> None:
     """The cluster stage: checks with NEEDS ("cluster", ...) run once, after every node's rules,
     on a ClusterModel of the nodes' inventories (in this process: workers sent theirs back).
 
     A hit is about one node: its entity starts with the node's name (fleet/cluster.py)."""
     cluster_rules = [p for p in prepared if is_cluster_check(tuple(p[1].NEEDS))]
-    if cluster_rules and len(result.inventories) < 2:
-        result.notes.extend(f"{rule.code} not run on the cluster: {len(result.inventories)} of its "
-                            f"{len(collection.nodes)} nodes show machine facts (an inventory), two are compared"
-                            for rule, _, _ in cluster_rules)
-    if not cluster_rules or len(result.inventories) < 2:
+    if not cluster_rules or (len(result.inventories) < 2 and not collection.cluster_files):
+        result.notes.extend(_no_inventories(rule, result, collection) for rule, _, _ in cluster_rules)
         return
-    from topolint.fleet.cluster import ClusterModel, node_of_entity
+    from topolint.fleet.cluster import node_of_entity
 
-    order = [node.name for node in collection.nodes if node.name in result.inventories]
-    cluster = ClusterModel(inventories={name: result.inventories[name] for name in order})
+    cluster = cluster_model(collection, result)
+    order = list(cluster.inventories)
     if options.progress is not None:
         options.progress.stage(f"comparing {len(order)} nodes")
     available = cluster.available()
     context = CheckContext(None, options, collection.configs, cluster=cluster)
     for rule, module, params in cluster_rules:
         missing = [need for need in module.NEEDS if need not in available]
+        if missing == ["inventories"]:
+            result.notes.append(_no_inventories(rule, result, collection))
+            continue
         if missing:
             result.notes.append(f"{rule.code} not run on the cluster: no {', '.join(missing)} input")
             continue
