@@ -219,3 +219,18 @@ def test_a_rename_to_the_same_setting_in_a_script_is_offered(tmp_path):
     (tmp_path / "run.sh").write_text(SCRIPT.format(value="eth0"))  # the same value twice changes nothing
     _check(tmp_path, "run.sh", "--fix", "--unsafe-fixes")
     assert (tmp_path / "run.sh").read_text() == SCRIPT.format(value="eth0").replace("IFNAM=", "IFNAME=")
+
+
+def test_a_compose_env_file_is_written_only_when_it_is_a_checked_path(tmp_path):
+    """(A ``docker run --env-file`` file is read only when it is itself a checked path.)"""
+    consumer = "docker-compose.yml"
+    (tmp_path / consumer).write_text("services:\n  train:\n    image: nvcr.io/nvidia/pytorch:24.05-py3\n"
+                                     "    env_file: env/nccl.env\n")
+    (tmp_path / "env").mkdir()
+    env = tmp_path / "env" / "nccl.env"
+    env.write_bytes(b"NCCL_SOCKET_IFNAM=eth0\n")
+    alone = _check(tmp_path, consumer, "--fix", "--unsafe-fixes")
+    assert env.read_bytes() == b"NCCL_SOCKET_IFNAM=eth0\n"
+    assert alone.exit_code == 2 and [f["path"] for f in _findings(alone, "TL006")] == ["env/nccl.env"]
+    walked = _check(tmp_path, ".", "--fix", "--unsafe-fixes")
+    assert env.read_bytes() == b"NCCL_SOCKET_IFNAME=eth0\n" and walked.exit_code == 0
