@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, run_cli, stand_in
 
 from topolint.commands.collect import collect, load_table, run_command
 from topolint.parsers.bundle_manifest import MANIFEST_NAME
@@ -22,10 +22,7 @@ from topolint.parsers.bundle_manifest import MANIFEST_NAME
 MATRIX = FIXTURES / "rules" / "NUMA001" / "good_matrix.txt"
 
 
-def _stand_in(bin_dir: Path, name: str, body: str) -> None:
-    path = bin_dir / name
-    path.write_text(f"#!{sys.executable}\nimport sys, time, subprocess\n{body}\n", encoding="utf-8")
-    path.chmod(0o755)
+_stand_in = stand_in
 
 
 @pytest.fixture
@@ -84,6 +81,7 @@ def test_collect_records_every_outcome_and_keeps_going(stand_ins, tmp_path):
     assert commands["lstopo.xml"]["status"] == "missing"
     assert not (out / "lstopo.xml").exists(), "a command that never started leaves no file"
     assert commands["nvidia-smi-nvlink.txt"]["status"] == "failed"
+    assert commands["nvidia-smi-q.txt"]["argv"] == ["nvidia-smi", "-q"]
     assert "nccl-topo-dump.xml" not in commands, "the NCCL dump is off by default"
     assert result.manifest["tools"]["nvidia-smi"].startswith("NVIDIA-SMI version")
     # Each command's argv is recorded as run, never a shell string.
@@ -135,7 +133,7 @@ def test_check_reads_a_bundle_as_one_node_and_reports_missing_evidence(stand_ins
     host = os.uname().nodename
     assert {f["node"] for f in findings} == {host}, "the node is named after the manifest's host"
     assert set(partial) == {"dmesg.txt", "numactl-H.txt", "cmdline.txt", "lspci-vvv.txt", "lspci-tv.txt",
-                            "lstopo.xml", "nvidia-smi-nvlink.txt", "dmi-product-name.txt",
+                            "lstopo.xml", "nvidia-smi-nvlink.txt", "nvidia-smi-q.txt", "dmi-product-name.txt",
                             # the fabric rows: not on the stand-ins' PATH (per-interface rows are skipped)
                             "ibstat.txt", "ibv_devinfo.txt", "ibdev2netdev.txt", "show_gids.txt", "ip-addr.json",
                             "ip-route.json", "mountinfo.txt",
