@@ -532,3 +532,79 @@ def sized(make: Callable[[int], str], target: int, within: float = 0.97) -> str:
                 return text
         points.append((n, len(text)))
     return best
+
+
+# --- rule-heavy shapes: whole runs (parse, model and rules) of one file, tests/test_linear_cost.py
+# Each repeats what made a rule or shared view compare every pair (issue 20): names set again and
+# again, many scopes, CPUs that share one affinity, many attributes, deep nesting.
+
+def _env_repeated(n: int) -> str:
+    """A .env of one setting n times: nothing conflicts, so nothing may cost a pair."""
+    return 'NCCL_DEBUG="WARN"\n' * n
+
+
+def _dockerfile_repeated(n: int) -> str:
+    """ENV lines repeating one known and one unknown name (the close-match search per name)."""
+    return "FROM base\n" + "ENV NCCL_DEBUG=WARN\nENV NCCL_IB_HCA_LIST=mlx5_0\n" * n
+
+
+def _shell_repeated(n: int) -> str:
+    return "#!/bin/bash\n" + "export NCCL_DEBUG=INFO\nexport NCCL_P2P_DISABLE=1\nNCCL_P2P_LEVEL=NVL srun x\n" * n
+
+
+def _conf_repeated(n: int) -> str:
+    return "NCCL_DEBUG=INFO\nNCCL_SOCKET_IFNAMES=eth0\n" * n
+
+
+def _launcher_repeated(n: int) -> str:
+    return "import os\n" + 'os.environ["NCCL_DEBUG"] = "INFO"\nos.environ["NCCL_MIN_CTAS"] = "32"\n' * n
+
+
+def _pods(n: int) -> str:
+    """n Kubernetes documents in one file, one container scope each."""
+    return "".join(f"---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p{i}\nspec:\n  containers:\n  - name: c\n"
+                   f"    image: x\n    env:\n    - name: NCCL_IB_HCA\n      value: mlx5_{i}\n"
+                   "    - name: NCCL_DEBUG\n      value: INFO\n" for i in range(n))
+
+
+def _shared_affinities(n: int) -> str:
+    """n cpu elements claiming one affinity: every pair overlaps (kept under NCCL's 256 nodes)."""
+    return '<system version="1">\n' + "".join(
+        f'  <cpu numaid="{i}" affinity="ffffffff,ffffffff" arch="x86_64"/>\n' for i in range(n)) + "</system>\n"
+
+
+def _many_attributes(n: int) -> str:
+    """One element with n attributes: lxml reads each value by a search from the first."""
+    return '<system version="1">\n  <cpu numaid="0" ' + " ".join(f'a{i}="1"' for i in range(n)) + "/>\n</system>\n"
+
+
+def _nested_ifs(n: int) -> str:
+    return "#!/bin/bash\n" + "".join(f'if [ -n "$X{i}" ]; then\n' for i in range(n)) + \
+        "export NCCL_DEBUG=INFO\n" + "fi\n" * n
+
+
+class RunShape(NamedTuple):
+    """A whole run of one file named ``file`` (its name says its format)."""
+
+    file: str
+    make: Callable[[int], str]
+    base: int
+    c_heavy: bool = False  # the work is in C (lxml, re, difflib): CPU time is compared too
+
+    @property
+    def name(self) -> str:
+        return self.make.__name__.strip("_")
+
+
+RUN_SHAPES: tuple[RunShape, ...] = (
+    RunShape(".env", _env_repeated, 100),
+    RunShape("Dockerfile", _dockerfile_repeated, 50, c_heavy=True),
+    RunShape("job.sh", _shell_repeated, 40),
+    RunShape("nccl.conf", _conf_repeated, 60, c_heavy=True),
+    RunShape(".deepspeed_env", _conf_repeated, 60),
+    RunShape("launch.py", _launcher_repeated, 50),
+    RunShape("pods.yaml", _pods, 20),
+    RunShape("topo.xml", _shared_affinities, 12),
+    RunShape("topo.xml", _many_attributes, 1000, c_heavy=True),
+    RunShape("job.sh", _nested_ifs, 8),
+)

@@ -3,6 +3,7 @@ small view of the --topology nodes (GPU NUMA nodes, NVLink, RDMA NICs) that need
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -25,37 +26,108 @@ def literal_settings(context) -> list[tuple[ConfigFile, EnvSetting]]:
     return [(c, s) for c in context.configs for s in c.settings if s.literal]
 
 
+class ScopeIndex:
+    """Items of one file (settings, launch facts) by scope, answering which of them one run can
+    pass through together with a given scope (``related_scopes``) from the scope's ancestors,
+    its descendants (one contiguous run of the sorted scopes) and ``job``: never a scan of every
+    item per question (a multi-document Kubernetes file asked it for each of its scopes)."""
+
+    def __init__(self, items: list):
+        self.items = items
+        self.by_scope: dict[str, list[int]] = {}
+        for i, item in enumerate(items):
+            self.by_scope.setdefault(item.scope, []).append(i)
+        self.scopes = sorted(self.by_scope)
+        self._answers: dict[str, tuple] = {}
+
+    def related(self, scope: str) -> tuple:
+        """The items whose scope is related to ``scope``, in the file's order."""
+        found = self._answers.get(scope)
+        if found is None:
+            found = self._answers[scope] = self._related(scope)
+        return found
+
+    def _related(self, scope: str) -> tuple:
+        if scope == "job":
+            return tuple(self.items)
+        indexes = list(self.by_scope.get("job", ()))
+        outer = scope
+        while True:  # the scope and every scope around it
+            if outer != "job":
+                indexes.extend(self.by_scope.get(outer, ()))
+            cut = outer.rfind("/")
+            if cut < 0:
+                break
+            outer = outer[:cut]
+        # Scopes inside it sort together: from scope + "/" up to scope + "0" ("0" follows "/").
+        low = bisect.bisect_left(self.scopes, scope + "/")
+        high = bisect.bisect_left(self.scopes, scope + "0")
+        for inner in self.scopes[low:high]:
+            indexes.extend(self.by_scope[inner])
+        return tuple(self.items[i] for i in sorted(set(indexes)))
+
+
+def scope_index(context, config: ConfigFile, kind: str) -> ScopeIndex:
+    """The ScopeIndex of a config's ``settings`` or ``launch`` facts, built once per run."""
+    key = ("scope_index", kind, id(config))
+    found = context.shared.get(key)
+    if found is None or found.items is not getattr(config, kind):
+        found = context.shared[key] = ScopeIndex(getattr(config, kind))
+    return found
+
+
 def config_maps(context) -> dict[str, list[EnvSetting]]:
     """ConfigMap/Secret scope ("ConfigMap/name") -> its settings, across every config file."""
-    found: dict[str, list[EnvSetting]] = {}
+    found = context.shared.get("config_maps")
+    if found is not None:
+        return found
+    found = {}
     for config in context.configs:
-        for scope in config.names:
-            found.setdefault(scope, []).extend(s for s in config.settings if s.scope == scope)
+        if config.names:
+            index = scope_index(context, config, "settings")
+            for scope in config.names:
+                found.setdefault(scope, []).extend(index.items[i] for i in index.by_scope.get(scope, ()))
+    context.shared["config_maps"] = found
+    return found
+
+
+def _env_from_users(context) -> dict[str, list[tuple[ConfigFile, str]]]:
+    """ConfigMap scope -> (config, scope) of each container taking its environment from it."""
+    found = context.shared.get("env_from_users")
+    if found is None:
+        found = context.shared["env_from_users"] = {}
+        for other in context.configs:
+            for fact in other.launch:
+                if fact.kind == cfg.ENV_FROM:
+                    found.setdefault(fact.value, []).append((other, fact.scope))
     return found
 
 
 def visible_settings(context, config: ConfigFile, scope: str) -> list[EnvSetting]:
     """Settings that apply on a path through ``scope``: its file's related scopes, plus the
     ConfigMaps a container takes through envFrom (or, for a ConfigMap, the containers using it)."""
-    seen = [s for s in config.settings if related_scopes(s.scope, scope)]
-    maps = config_maps(context)
+    seen = list(scope_index(context, config, "settings").related(scope))
     refs = {f.value for f in visible_launch(context, config, scope) if f.kind == cfg.ENV_FROM}
-    for ref in refs:
-        seen.extend(maps.get(ref, []))
+    if refs:
+        maps = config_maps(context)
+        for ref in refs:
+            seen.extend(maps.get(ref, []))
     if scope in config.names:  # a ConfigMap: what the containers that use it also set
-        for other in context.configs:
-            for fact in other.launch:
-                if fact.kind == cfg.ENV_FROM and fact.value == scope:
-                    seen.extend(s for s in other.settings if related_scopes(s.scope, fact.scope))
+        for other, user in _env_from_users(context).get(scope, ()):
+            seen.extend(scope_index(context, other, "settings").related(user))
     return seen
 
 
 def visible_launch(context, config: ConfigFile, scope: str) -> list[LaunchFact]:
-    facts = [f for f in config.launch if related_scopes(f.scope, scope)]
+    facts = list(scope_index(context, config, "launch").related(scope))
     if scope in config.names:
+        users_of = {}
+        for other, user in _env_from_users(context).get(scope, ()):
+            users_of.setdefault(id(other), (other, set()))[1].add(user)
         for other in context.configs:
-            users = {f.scope for f in other.launch if f.kind == cfg.ENV_FROM and f.value == scope}
-            facts.extend(f for f in other.launch if any(related_scopes(f.scope, u) for u in users))
+            if id(other) in users_of:
+                users = users_of[id(other)][1]
+                facts.extend(f for f in other.launch if any(related_scopes(f.scope, u) for u in users))
     return facts
 
 

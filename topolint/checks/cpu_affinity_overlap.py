@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.engine.finding import Hit, Related
+from topolint.engine.finding import MAX_GROUP_MEMBERS, FindingGroup, Hit, Related, capped_evidence
 from topolint.model.node import cpu_entity
 from topolint.model.numbers import CpuSet, cpulist, cpumask
 
 NEEDS = ("complete topology or matrix",)
 MAX_RANGES = 8
+MAX_NAMED = 8  # names a message lists before it counts the rest
 
 
 class Parameters(CheckParameters):
@@ -94,49 +95,74 @@ def _matrix_hits(context) -> Iterator[Hit]:
 
 
 def _xml_hits(context) -> Iterator[Hit]:
+    """One finding per CPU that overlaps earlier ones, when one does; when several do, one
+    finding for them all (a FindingGroup whose entity is the first's), so the output grows with
+    the CPUs, not with their pairs. Overlaps are found through the first claimer of each CPU id:
+    linear in the masks' CPUs, never every pair of masks."""
     for topology in context.node.topologies:
         masks = [(cpu, cpumask(cpu.affinity)) for cpu in topology.cpus]
         masks = [(cpu, mask) for cpu, mask in masks if mask]
-        for j, (cpu, mask) in enumerate(masks):
-            earlier = [
-                (other, other_mask & mask)
-                for other, other_mask in masks[:j]
-                if (other.host_hash or "") == (cpu.host_hash or "") and other_mask & mask
-            ]
-            if not earlier:
-                continue
-            shared = CpuSet()
-            for _, overlap in earlier:
-                shared |= overlap
-            count, ranges = cpu_list(shared)
-            own, _ = cpu_list(mask)
-            others = [o for o, _ in earlier]
-            fields = {
-                "numa": numa_name(cpu),
-                "affinity": cpu.affinity,
-                "others": join([numa_name(o) for o in others]),
-                "other_affinity": others[0].affinity,
-                "count": count,
-                "cpus": ranges,
-                "own_count": own,
-                "file": topology.path,
-            }
-            evidence = [f"{cpu.loc.path}:{cpu.loc.line}: cpu numaid={cpu.numa_id} affinity=\"{cpu.affinity}\" "
-                        f"({own} CPUs)"]
-            evidence += [
-                f"{o.loc.path}:{o.loc.line}: cpu numaid={o.numa_id} affinity=\"{o.affinity}\" shares "
-                f"{cpu_list(overlap)[0]} CPUs ({cpu_list(overlap)[1]})"
-                for o, overlap in earlier
-            ]
-            related = [
-                Related(location=o.loc, entity=cpu_entity(context.node.name, o.numa_id, o.index),
-                        message=f"{numa_name(o)} claims the same CPUs")
-                for o in others
-            ]
-            yield Hit(
-                entity=cpu_entity(context.node.name, cpu.numa_id, cpu.index),
-                location=cpu.loc,
-                fields=fields,
-                evidence=evidence,
-                related=related,
-            )
+        by_host: dict[str, list] = {}
+        for cpu, mask in masks:
+            by_host.setdefault(cpu.host_hash or "", []).append((cpu, mask))
+        for host_masks in by_host.values():
+            later = _overlapping(host_masks)
+            if later:
+                yield _xml_hit(context, topology, host_masks, later)
+
+
+def _overlapping(masks: list) -> list[int]:
+    """Indexes of the masks that share a CPU with an earlier one, in order."""
+    claimed: set[int] = set()
+    later = []
+    for j, (_, mask) in enumerate(masks):
+        ids = [c for low, high in mask.intervals for c in range(low, high + 1)]
+        if not claimed.isdisjoint(ids):
+            later.append(j)
+        claimed.update(ids)
+    return later
+
+
+def _xml_hit(context, topology, masks: list, later: list[int]) -> Hit:
+    j = later[0]
+    cpu, mask = masks[j]
+    earlier = [(other, other_mask & mask) for other, other_mask in masks[:j] if other_mask & mask]
+    shared = CpuSet()
+    for _, overlap in earlier:
+        shared |= overlap
+    count, ranges = cpu_list(shared)
+    own, _ = cpu_list(mask)
+    others = [o for o, _ in earlier]
+    names = [numa_name(o) for o in others[:MAX_NAMED]]
+    if len(others) > MAX_NAMED:
+        names.append(f"{len(others) - MAX_NAMED} more")
+    fields = {
+        "numa": numa_name(cpu),
+        "affinity": cpu.affinity,
+        "others": join(names),
+        "other_affinity": others[0].affinity,
+        "count": count,
+        "cpus": ranges,
+        "own_count": own,
+        "file": topology.path,
+    }
+    evidence = [f"{cpu.loc.path}:{cpu.loc.line}: cpu numaid={cpu.numa_id} affinity=\"{cpu.affinity}\" "
+                f"({own} CPUs)"]
+    evidence += capped_evidence(
+        (f"{o.loc.path}:{o.loc.line}: cpu numaid={o.numa_id} affinity=\"{o.affinity}\" shares "
+         f"{cpu_list(overlap)[0]} CPUs ({cpu_list(overlap)[1]})" for o, overlap in earlier), noun="more cpu elements")
+    related = [
+        Related(location=o.loc, entity=cpu_entity(context.node.name, o.numa_id, o.index),
+                message=f"{numa_name(o)} claims the same CPUs")
+        for o in others[:MAX_GROUP_MEMBERS]
+    ]
+    entity = cpu_entity(context.node.name, cpu.numa_id, cpu.index)
+    group = None
+    if len(later) > 1:
+        members = [masks[k][0] for k in later]
+        group = FindingGroup.of("members", (cpu_entity(context.node.name, m.numa_id, m.index) for m in members),
+                                key="cpu-affinity-overlap")
+        evidence.append(f"{len(members)} cpu elements overlap earlier ones: "
+                        + ", ".join(numa_name(m) for m in members[:MAX_NAMED])
+                        + (f" and {len(members) - MAX_NAMED} more" if len(members) > MAX_NAMED else ""))
+    return Hit(entity=entity, location=cpu.loc, fields=fields, evidence=evidence, related=related, group=group)

@@ -26,28 +26,97 @@ class Parameters(CheckParameters):
 def check(context, params: Parameters) -> Iterator[Hit]:
     for config in context.configs:
         settings = [s for s in config.settings if not s.passthrough]
-        for j, later in enumerate(settings):
-            for earlier in settings[:j]:
-                if earlier.name != later.name or earlier.scope != later.scope:
-                    continue
-                if earlier.default_only or later.default_only:
-                    continue
-                differ = earlier.literal and later.literal and earlier.value != later.value
-                if "compose-env-file" in (earlier.source, later.source):  # later files and environment: win by design
-                    if differ and later.source == "compose-env" and earlier.source == "compose-env-file":
-                        yield _overridden(earlier, later)
-                        break
-                    continue
-                if not differ and later.source not in _DUPLICATES:
-                    continue
-                hit = setting_hit(later, earlier_value=earlier.value if earlier.value is not None else "(computed)",
-                                  earlier_line=earlier.loc.line)
-                hit.variant = "default" if differ else "duplicate"
-                hit.evidence.insert(0, setting_evidence(earlier))
-                hit.related.append(related_setting(earlier, f"first set here to {earlier.value}"))
+        # Each setting meets the first earlier one of its name and scope that it conflicts with:
+        # found from what is kept per (name, scope), never by comparing every pair (a .env of
+        # 1,000 identical lines was a million comparisons for no finding).
+        earlier: dict[tuple[str, str], _Earlier] = {}
+        for later in settings:
+            if later.default_only:
+                continue
+            seen = earlier.setdefault((later.name, later.scope), _Earlier())
+            hit = _against(seen, later)
+            seen.add(later)
+            if hit is not None:
                 yield hit
-                break
         yield from _contradictions(settings)
+
+
+class _Earlier:
+    """The settings of one name and scope so far (defaults left out: they never conflict), kept
+    as much as ``_against`` asks: the first of each kind, and the first literal value of each kind
+    with the first literal that differs from it."""
+
+    __slots__ = ("count", "first_other", "other_values", "file_values")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first_other: tuple[int, object] | None = None  # the first not from a compose env_file
+        self.other_values = _FirstValues()  # literals not from a compose env_file
+        self.file_values = _FirstValues()  # literals from a compose env_file
+
+    def add(self, setting) -> None:
+        order, self.count = self.count, self.count + 1
+        if setting.source == "compose-env-file":
+            if setting.literal:
+                self.file_values.add(order, setting)
+        else:
+            if self.first_other is None:
+                self.first_other = (order, setting)
+            if setting.literal:
+                self.other_values.add(order, setting)
+
+
+class _FirstValues:
+    """The first literal setting, and the first whose value differs from that one's: together
+    they give the first setting whose value differs from any value asked about."""
+
+    __slots__ = ("first", "first_different")
+
+    def __init__(self) -> None:
+        self.first: tuple[int, object] | None = None
+        self.first_different: tuple[int, object] | None = None
+
+    def add(self, order: int, setting) -> None:
+        if self.first is None:
+            self.first = (order, setting)
+        elif self.first_different is None and setting.value != self.first[1].value:
+            self.first_different = (order, setting)
+
+    def differing_from(self, value) -> tuple[int, object] | None:
+        if self.first is None or self.first[1].value != value:
+            return self.first
+        return self.first_different
+
+
+def _against(seen: _Earlier, later) -> Hit | None:
+    """The hit of ``later`` against the first earlier setting of its name and scope that it
+    conflicts with (what comparing it with each earlier one in order finds), or None."""
+    if later.source == "compose-env-file":  # later files and environment win by design
+        return None
+    if later.source == "compose-env":
+        # environment: overrides an env_file value that differs; any other repeat is a duplicate.
+        overridden = seen.file_values.differing_from(later.value) if later.literal else None
+        first = min((c for c in (overridden, seen.first_other) if c is not None), key=lambda c: c[0], default=None)
+        if first is None:
+            return None
+        if first is overridden:
+            return _overridden(first[1], later)
+        return _repeated(first[1], later)
+    if later.source in _DUPLICATES:
+        first = seen.first_other
+    else:
+        first = seen.other_values.differing_from(later.value) if later.literal else None
+    return _repeated(first[1], later) if first is not None else None
+
+
+def _repeated(earlier, later) -> Hit:
+    differ = earlier.literal and later.literal and earlier.value != later.value
+    hit = setting_hit(later, earlier_value=earlier.value if earlier.value is not None else "(computed)",
+                      earlier_line=earlier.loc.line)
+    hit.variant = "default" if differ else "duplicate"
+    hit.evidence.insert(0, setting_evidence(earlier))
+    hit.related.append(related_setting(earlier, f"first set here to {earlier.value}"))
+    return hit
 
 
 def _overridden(earlier, later) -> Hit:

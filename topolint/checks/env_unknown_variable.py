@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from topolint.checks import CheckParameters
 from topolint.checks._config import rename_fix, setting_hit
@@ -60,6 +61,7 @@ def _lost_to_bom(setting, reader: str) -> Hit:
     return hit
 
 
+@lru_cache(maxsize=1)
 def len_catalog() -> int:
     from topolint.model.nccl_env import catalog
 

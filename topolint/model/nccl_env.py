@@ -44,9 +44,23 @@ def is_plugin_variable(entry: dict) -> bool:
     return entry.get("reader") not in ("nccl", "pytorch")
 
 
+@lru_cache(maxsize=1)
+def _suggestable() -> tuple[str, ...]:
+    """The names a suggestion may be: NCCL's own (not removed) and the plugins'."""
+    return tuple(n for n, v in catalog()["variables"].items()
+                 if (v.get("reader") == "nccl" and v.get("status") != "removed") or is_plugin_variable(v))
+
+
+@lru_cache(maxsize=1)
+def _nccl_names() -> tuple[str, ...]:
+    return tuple(n for n, v in catalog()["variables"].items() if v.get("reader") == "nccl" and v.get("status") != "removed")
+
+
+# A file that repeats one unknown name thousands of times searches for its close match once
+# (difflib over the catalog is the costly part of a config run).
+@lru_cache(maxsize=4096)
 def suggest(name: str) -> str | None:
-    names = [n for n, v in catalog()["variables"].items()
-             if (v.get("reader") == "nccl" and v.get("status") != "removed") or is_plugin_variable(v)]
+    names = _suggestable()
     shorter = [n for n in names if name.startswith(n + "_")]  # NCCL_DEBUG_LEVEL -> NCCL_DEBUG
     if shorter:
         return max(shorter, key=len)
@@ -58,12 +72,13 @@ def suggest(name: str) -> str | None:
     return min(stem, key=len) if stem else None
 
 
+@lru_cache(maxsize=4096)
 def only_suggestion(name: str) -> str | None:
     """``suggest(name)`` when no other known name is as close (a rename can be offered as a fix)."""
     guess = suggest(name)
     if guess is None:
         return None
-    names = [n for n, v in catalog()["variables"].items() if v.get("reader") == "nccl" and v.get("status") != "removed"]
+    names = _nccl_names()
     if any(name.startswith(n + "_") for n in names):
         return guess  # a suffix added to a real name (NCCL_DEBUG_LEVEL): one longest match
     best = difflib.SequenceMatcher(None, name, guess).ratio()

@@ -26,6 +26,11 @@ _COMMENT = re.compile(r"<!--.*?-->", re.S)
 # objects on the largest machines); beyond it a file is no topology and is TL001 before parsing.
 MAX_ELEMENTS = 200_000
 _START_TAG = re.compile(r"<[A-Za-z_]")
+# Attributes one element may have. lxml reads an element's attribute values one lookup by name
+# each (``items()``, ``values()``), so n attributes cost n*n steps in C that no count of Python
+# calls sees: 120,000 attributes on one element took over 40 s. NCCL keeps 16 an element
+# (MAX_ATTR_COUNT) and hwloc writes about 20; past this bound a file is TL001 before any read.
+MAX_ATTRIBUTES = 256
 
 
 # One parser a thread, reused: building one (and its resolver class) cost ~40 us a document, and
@@ -79,7 +84,7 @@ def parse_xml(path: str, text: str):
 
     _check_element_count(path, text)
     try:
-        return etree.fromstring(text.encode("utf-8"), _parser())
+        root = etree.fromstring(text.encode("utf-8"), _parser())
     except etree.XMLSyntaxError as exc:
         line, column = exc.position if exc.position else (exc.lineno or 1, 0)
         lines = text.splitlines()
@@ -87,6 +92,20 @@ def parse_xml(path: str, text: str):
             line, column = len(lines), len(lines[-1]) + 1
         message = re.sub(r", line \d+, column \d+$", "", exc.msg or "malformed XML")
         raise InputError(path, line or 1, f"malformed XML: {message}", column or 0) from None
+    _check_attribute_counts(path, root)
+    return root
+
+
+def _check_attribute_counts(path: str, root) -> None:
+    """TL001 at the first element with more than MAX_ATTRIBUTES attributes (counted in C: the
+    count is linear, reading the values is not)."""
+    from lxml import etree
+
+    for element in root.iter(etree.Element):
+        count = len(element.attrib)
+        if count > MAX_ATTRIBUTES:
+            raise InputError(path, element.sourceline or 1, f"malformed XML: <{element.tag}> has {count} attributes "
+                             f"(more than {MAX_ATTRIBUTES}: no topology has that many; NCCL keeps 16)")
 
 
 def _check_element_count(path: str, text: str) -> None:
