@@ -121,13 +121,16 @@ def _signal_group(pgid: int, signum: int) -> None:
 
 def _table() -> dict[int, tuple[int, int, str, str]]:
     """pid -> (ppid, pgid, state, name) of every process /proc shows; {} without /proc."""
+    from topolint.model.numbers import decimal
+
     found = {}
     try:
         names = os.listdir("/proc")
     except OSError:
         return found
     for name in names:
-        if not name.isdigit():
+        pid = decimal(name)
+        if pid is None:
             continue
         try:
             with open(f"/proc/{name}/stat", "rb") as handle:
@@ -136,9 +139,9 @@ def _table() -> dict[int, tuple[int, int, str, str]]:
             continue
         head, _, tail = text.rpartition(")")
         fields = tail.split()
-        if len(fields) < 3 or not fields[1].lstrip("-").isdigit() or not fields[2].lstrip("-").isdigit():
-            continue
-        found[int(name)] = (int(fields[1]), int(fields[2]), fields[0], head.partition("(")[2][:64])
+        ppid, pgid = (decimal(fields[1]), decimal(fields[2])) if len(fields) >= 3 else (None, None)
+        if ppid is not None and pgid is not None:
+            found[pid] = (ppid, pgid, fields[0], head.partition("(")[2][:64])
     return found
 
 
