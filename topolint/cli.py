@@ -146,6 +146,8 @@ def _collect_arguments(commands) -> argparse.ArgumentParser:
     collect.add_argument("--nccl-dump", action="store_true",
                          help="also capture an NCCL topology dump (runs nccl-tests' all_reduce_perf once)")
     collect.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every command's timeout")
+    collect.add_argument("--grace", type=float, default=2.0,
+                         help="seconds to read a command's output after it ended or was killed (default 2)")
     return collect
 
 

@@ -1,9 +1,12 @@
 """``topolint collect``: run the node's commands and write a node bundle (docs/bundles.md).
 
 The commands are data (topolint/data/collect.toml): file name, argv, timeout, what each needs.
-Each runs without a shell, with its own argv, in its own process group under a timeout (the
-whole group is killed, so a hung child cannot keep the pipe open). A missing tool, a refused
-permission, a failure or a timeout is recorded in the manifest and the next command runs: the
+Each runs without a shell, with its own argv, in its own process group under a timeout, through
+the bounded runner (commands/_processes.py): each stream is read up to a byte cap, past the
+timeout the group and every descendant that left it are killed (on Linux collect is their child
+subreaper), and reading stops ``--grace`` seconds after the command ended, whatever still holds
+its pipes. A missing tool, a refused permission, a failure, a timeout, an output over its cap or
+a process that could not be stopped is recorded in the manifest and the next command runs: the
 bundle says what it could not learn, and `topolint check` reports that as missing evidence.
 """
 
@@ -13,9 +16,7 @@ import datetime
 import json
 import os
 import re
-import signal
 import socket
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -26,6 +27,9 @@ from topolint.parsers.bundle_manifest import FORMAT_VERSION, MANIFEST_NAME
 
 TABLE = Path(__file__).resolve().parent.parent / "data" / "collect.toml"
 STDERR_KEPT = 400  # characters of a failed command's stderr kept in the manifest
+STDOUT_CAP = 32 * 1024 * 1024  # bytes of an output kept (inputs/source.py MAX_INPUT_BYTES: check reads no more)
+STDERR_CAP = 64 * 1024  # bytes of stderr kept (only its end is used, for the message)
+GRACE = 2.0  # seconds reading goes on after a command ended or was killed (--grace)
 _DENIED = re.compile(r"permission denied|operation not permitted|must be root|access denied", re.I)
 _GPU_ROW = re.compile(r"^GPU\d+\s", re.M)
 
@@ -63,6 +67,8 @@ class Outcome:
     exit_code: int | None = None
     seconds: float = 0.0
     message: str | None = None
+    truncated: dict | None = None  # stream -> {"kept": bytes, "read": bytes} past its cap
+    left_running: list[str] | None = None  # "pid N (name)" it left that could not be stopped
 
 
 @dataclass
@@ -82,63 +88,73 @@ def _environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def run_command(argv: list[str], stdout_path: Path | None, timeout: float, ok_exit=(0,),
-                env: dict[str, str] | None = None) -> Outcome:
-    """Run ``argv`` (no shell) with stdout to ``stdout_path``; never raises for the command's sake.
-    A command that could not start leaves no file behind."""
-    outcome = _run(argv, stdout_path, timeout, ok_exit, env)
+                env: dict[str, str] | None = None, grace: float = GRACE) -> Outcome:
+    """Run ``argv`` (no shell) with stdout to ``stdout_path``; never raises for the command's sake
+    (Ctrl-C stops it, then is raised again). A command that could not start leaves no file behind."""
+    outcome = _run(argv, stdout_path, timeout, ok_exit, env, grace)
     if outcome.status in ("missing", "denied") and outcome.exit_code is None and stdout_path is not None:
         stdout_path.unlink(missing_ok=True)
     return outcome
 
 
-def _run(argv: list[str], stdout_path: Path | None, timeout: float, ok_exit, env) -> Outcome:
-    start = time.monotonic()
-    sink = stdout_path.open("wb") if stdout_path is not None else subprocess.DEVNULL
+def _run(argv: list[str], stdout_path: Path | None, timeout: float, ok_exit, env, grace: float) -> Outcome:
+    from topolint.commands._processes import Stream, run
+
+    sink = stdout_path.open("wb") if stdout_path is not None else None
     try:
+        out = Stream(STDOUT_CAP, sink) if sink is not None else None
+        err = Stream(STDERR_CAP)
         try:
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.PIPE,
-                                       env=_environment(env), start_new_session=True)
+            ran = run(argv, env=_environment(env), stdout=out, stderr=err, timeout=timeout, grace=grace)
         except FileNotFoundError:
             return Outcome("missing", message=f"{argv[0]}: not installed (not on PATH)")
         except PermissionError:
             return Outcome("denied", message=f"{argv[0]}: not permitted to execute")
         except OSError as exc:
             return Outcome("failed", message=f"{argv[0]}: {exc.strerror or exc}")
-        try:
-            _, err = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            process.communicate()
-            return Outcome("timeout", seconds=round(time.monotonic() - start, 3),
-                           message=f"killed after {timeout:g} s")
-        finally:
-            _kill_group(process)  # children it left behind
     finally:
-        if stdout_path is not None:
+        if sink is not None:
             sink.close()
-    seconds = round(time.monotonic() - start, 3)
-    text = err.decode("utf-8", errors="replace").strip()[-STDERR_KEPT:] or None
-    if process.returncode in ok_exit:
-        return Outcome("ok", process.returncode, seconds)
+    if ran.interrupted:
+        raise KeyboardInterrupt
+    truncated = {name: s.report() for name, s in (("stdout", out), ("stderr", err)) if s is not None and s.truncated}
+    extra = []
+    if ran.held_open and not ran.timed_out:
+        extra.append(f"a process it left kept its output open: reading stopped {grace:g} s after it exited")
+    if ran.left_running:
+        extra.append(f"could not stop {', '.join(ran.left_running)}")
+    found = {"truncated": truncated or None, "left_running": ran.left_running or None}
+
+    def outcome(status: str, code: int | None, message: str | None) -> Outcome:
+        text = "; ".join(m for m in [message, *extra] if m) or None
+        return Outcome(status, code, ran.seconds, text, **found)
+
+    if ran.timed_out:
+        return outcome("timeout", None, f"killed after {timeout:g} s")
+    if "stdout" in truncated:
+        return outcome("failed", ran.exit_code, f"output over the {STDOUT_CAP}-byte cap: the first {out.written} "
+                                                f"bytes kept, {out.seen} read")
+    text = err.kept.decode("utf-8", errors="replace").strip()[-STDERR_KEPT:] or None
+    if ran.exit_code in ok_exit:
+        return outcome("ok", ran.exit_code, None)
     status = "denied" if text and _DENIED.search(text) else "failed"
-    return Outcome(status, process.returncode, seconds, text or f"exit status {process.returncode}")
+    return outcome(status, ran.exit_code, text or f"exit status {ran.exit_code}")
 
 
 def _tool_version(argv: tuple[str, ...], timeout: float = 5.0) -> str | None:
+    from topolint.commands._processes import Stream, run
+
+    out, err = Stream(STDERR_CAP), Stream(STDERR_CAP)
     try:
-        done = subprocess.run(list(argv), capture_output=True, timeout=timeout, env=_environment(),
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
+        ran = run(list(argv), env=_environment(), stdout=out, stderr=err, timeout=timeout, grace=GRACE)
+    except OSError:
         return None
-    lines = (done.stdout or done.stderr).decode("utf-8", errors="replace").strip().splitlines()
+    if ran.interrupted:
+        raise KeyboardInterrupt
+    if ran.timed_out:
+        return None
+    lines = bytes(out.kept or err.kept).decode("utf-8", errors="replace").strip().splitlines()
     return lines[0][:200] if lines else None
 
 
@@ -157,22 +173,23 @@ def _argv(command: CollectCommand, folder: Path) -> list[str] | None:
     return [str(gpus) if a == "{gpus}" else a for a in command.argv] if gpus else None
 
 
-def _run_one(command: CollectCommand, folder: Path, timeout_scale: float) -> tuple[list[str], Outcome]:
+def _run_one(command: CollectCommand, folder: Path, timeout_scale: float,
+             grace: float = GRACE) -> tuple[list[str], Outcome]:
     if any(p in a for a in command.argv for p in ("{netdev}", "{rdma_netdev}")):
         from topolint.commands.collect_each import run_each  # once per interface (fabric rows)
 
-        return run_each(command, folder, timeout_scale)
+        return run_each(command, folder, timeout_scale, grace)
     argv = _argv(command, folder)
     if argv is None:
         return list(command.argv), Outcome("skipped", message="no GPUs seen by nvidia-smi topo -m")
     timeout = command.timeout * timeout_scale
     target = folder / command.file
     if command.output == "dump":
-        outcome = run_command(argv, None, timeout, command.ok_exit, env={command.dump_env: str(target)})
+        outcome = run_command(argv, None, timeout, command.ok_exit, env={command.dump_env: str(target)}, grace=grace)
         if outcome.status == "ok" and not target.is_file():
             outcome = Outcome("failed", outcome.exit_code, outcome.seconds, f"{command.dump_env} file was not written")
         return argv, outcome
-    return argv, run_command(argv, target, timeout, command.ok_exit)
+    return argv, run_command(argv, target, timeout, command.ok_exit, grace=grace)
 
 
 def manifest_text(manifest: dict) -> str:
@@ -184,7 +201,8 @@ def manifest_text(manifest: dict) -> str:
 
 
 def collect(out: Path, table: list[CollectCommand] | None = None, options: frozenset[str] = frozenset(),
-            timeout_scale: float = 1.0, progress=None, deadline: float | None = None) -> CollectResult:
+            timeout_scale: float = 1.0, progress=None, deadline: float | None = None,
+            grace: float = GRACE) -> CollectResult:
     """Run every command of ``table`` (default: topolint/data/collect.toml) whose option is on,
     writing the outputs and ``topolint-bundle.json`` into ``out``. ``progress(i, n, text)`` is
     called before and after each command. ``deadline`` (a ``time.monotonic()`` value; topolint
@@ -208,11 +226,15 @@ def collect(out: Path, table: list[CollectCommand] | None = None, options: froze
             argv, outcome = list(command.argv), Outcome("skipped", message="the time budget was spent before it ran")
         else:
             scale = timeout_scale if left is None else min(timeout_scale, left / command.timeout)
-            argv, outcome = _run_one(command, out, scale)
+            argv, outcome = _run_one(command, out, scale, grace)
         entry = {"file": command.file, "argv": argv, "status": outcome.status, "exit_code": outcome.exit_code,
                  "seconds": outcome.seconds, "format": command.format, "needs": command.needs}
         if outcome.message:
             entry["message"] = outcome.message
+        if outcome.truncated:
+            entry["truncated"] = outcome.truncated
+        if outcome.left_running:
+            entry["left_running"] = outcome.left_running
         manifest["commands"].append(entry)
         left = deadline - time.monotonic() if deadline is not None else 5.0
         if command.version and command.argv[0] not in manifest["tools"] and outcome.status != "missing" \
@@ -241,7 +263,7 @@ def terminal_progress(stream=None):
 
 
 def command_collect(args) -> int:
-    """CLI entry: ``topolint collect [-o DIR] [--nccl-dump] [--timeout-scale X]``."""
+    """CLI entry: ``topolint collect [-o DIR] [--nccl-dump] [--timeout-scale X] [--grace S]``."""
     out = args.output or Path(f"topolint-bundle-{socket.gethostname()}")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         print(f"topolint: error: {out} exists and is not an empty folder", file=sys.stderr)
@@ -249,8 +271,12 @@ def command_collect(args) -> int:
     if not args.timeout_scale > 0:
         print("topolint: error: --timeout-scale must be positive", file=sys.stderr)
         return 2
+    if not args.grace >= 0:
+        print("topolint: error: --grace must be zero or more seconds", file=sys.stderr)
+        return 2
     options = frozenset({"nccl-dump"} if args.nccl_dump else ())
-    result = collect(out, options=options, timeout_scale=args.timeout_scale, progress=terminal_progress())
+    result = collect(out, options=options, timeout_scale=args.timeout_scale, progress=terminal_progress(),
+                     grace=args.grace)
     commands = result.manifest["commands"]
     missing = result.failed
     print(f"wrote {out}/ ({len(commands) - len(missing)} of {len(commands)} commands ok); "

@@ -36,9 +36,9 @@ def interfaces(folder: Path, placeholder: str) -> list[str]:
     return unique[:MAX_INTERFACES]
 
 
-def run_each(command, folder: Path, timeout_scale: float):
+def run_each(command, folder: Path, timeout_scale: float, grace: float | None = None):
     """(argv as written, Outcome) of one row run once per interface, all outputs in one file."""
-    from topolint.commands.collect import Outcome, run_command
+    from topolint.commands.collect import GRACE, Outcome, run_command
 
     placeholder = next(p for p in PLACEHOLDERS if any(p in a for a in command.argv))
     names = interfaces(folder, placeholder)
@@ -51,19 +51,23 @@ def run_each(command, folder: Path, timeout_scale: float):
         for name in names:
             argv = [name if a == placeholder else a.replace(placeholder, name) for a in command.argv]
             part = folder / f".{command.file}.part"
-            outcome = run_command(argv, part, command.timeout * timeout_scale, command.ok_exit)
+            outcome = run_command(argv, part, command.timeout * timeout_scale, command.ok_exit,
+                                  grace=GRACE if grace is None else grace)
             seconds += outcome.seconds
             outcomes.append((name, outcome))
-            if part.is_file():
+            if part.is_file() and "stdout" not in (outcome.truncated or {}):  # a cut output is no evidence
                 out.write(f"$ {' '.join(argv)}\n")
                 out.write(part.read_text(encoding="utf-8", errors="replace"))
-                part.unlink()
+            part.unlink(missing_ok=True)
+    found = {"truncated": {f"{n} {stream}": size for n, o in outcomes for stream, size in (o.truncated or {}).items()}
+             or None,
+             "left_running": [p for _, o in outcomes for p in o.left_running or ()] or None}
     good = [o for _, o in outcomes if o.status == "ok"]
     bad = [(n, o) for n, o in outcomes if o.status != "ok"]
     message = "; ".join(f"{n}: {o.status}" + (f" ({o.message})" if o.message else "") for n, o in bad) or None
     if good:
-        return list(command.argv), Outcome("ok", 0, round(seconds, 3), message)
+        return list(command.argv), Outcome("ok", 0, round(seconds, 3), message, **found)
     if not target.stat().st_size:
         target.unlink()
     first = bad[0][1]
-    return list(command.argv), Outcome(first.status, first.exit_code, round(seconds, 3), message)
+    return list(command.argv), Outcome(first.status, first.exit_code, round(seconds, 3), message, **found)

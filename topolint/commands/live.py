@@ -6,10 +6,13 @@ captured output, the argv, where the raw output is kept); ``cli(args)`` prints. 
 output goes through the same parsers and PERF rules as ``topolint check`` (with ``--topology``
 for the expectation), so live mode and a pasted table give the same findings.
 
-Processes: argv only (the launcher string is split with shlex, never given to a shell), one
-process group per run, a timeout; on timeout or Ctrl-C the group gets SIGTERM, then SIGKILL
-after a grace period (a launcher such as srun or mpirun needs that time to stop its remote tasks),
-and whatever is left of the group is killed when the run ends.
+Processes (commands/_processes.py, shared with ``collect``): argv only (the launcher string is
+split with shlex, never given to a shell), one process group per run, a timeout; on timeout or
+Ctrl-C the group and every descendant that left it get SIGTERM, then SIGKILL after ``--grace``
+(a launcher such as srun or mpirun needs that time to stop its remote tasks), and whatever is
+left is killed when the run ends. Each stream is kept up to OUTPUT_CAP bytes (the report says
+when one was cut), progress lines are bounded, and reading stops ``--grace`` seconds after the
+run ended whatever still holds its pipes.
 """
 
 from __future__ import annotations
@@ -17,11 +20,8 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,7 @@ COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "allto
 USUAL_PLACES = ("/usr/local/bin", "/opt/nccl-tests/build", "/usr/local/nccl-tests/build", "/opt/nccl_tests/build",
                 "~/nccl-tests/build", "/workspace/nccl-tests/build", "/opt/hpcx/nccl-tests/build")
 STDOUT_NAME, STDERR_NAME, REPORT_NAME = "nccl-tests.txt", "nccl-stderr.log", "report.txt"
+OUTPUT_CAP = 32 * 1024 * 1024  # bytes kept per stream (inputs/source.py MAX_INPUT_BYTES: check reads no more)
 # What each isolation run disables, as the field runs them (docs/measured.md): NVLink only keeps
 # P2P to NVLink paths and turns SHM off; network only turns P2P and SHM off, so every peer
 # connection, also inside a node, goes through the NICs.
@@ -180,67 +181,36 @@ class Finished:
     timed_out: bool = False
     interrupted: bool = False
     seconds: float = 0.0
+    truncated: dict = field(default_factory=dict)  # file name -> {"kept": bytes, "read": bytes}
+    left_running: list[str] = field(default_factory=list)  # "pid N (name)" that could not be stopped
+    held_open: bool = False  # its pipes were still open --grace seconds after it ended
 
-
-def _signal_group(pgid: int, signum: int) -> bool:
-    try:
-        os.killpg(pgid, signum)
-        return True
-    except (ProcessLookupError, PermissionError):
-        return False
-
-
-def stop_group(process: subprocess.Popen, grace: float) -> None:
-    """SIGTERM to the run's process group, SIGKILL to what is left after ``grace`` seconds."""
-    if _signal_group(process.pid, signal.SIGTERM):
-        try:
-            process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-    _signal_group(process.pid, signal.SIGKILL)
-    process.wait()
-
-
-def _pump(stream, sink, on_line) -> None:
-    for raw in iter(stream.readline, b""):
-        sink.write(raw)
-        sink.flush()
-        if on_line is not None:
-            on_line(raw.decode("utf-8", "replace"))
-    stream.close()
+    def notes(self, grace: float) -> list[str]:
+        """What the report and stderr say about the run itself: cut outputs, processes left."""
+        notes = [f"{name}: output over the {OUTPUT_CAP}-byte cap: the first {size['kept']} bytes kept, "
+                 f"{size['read']} read" for name, size in self.truncated.items()]
+        if self.held_open:
+            notes.append(f"a process the run left kept its output open: reading stopped {grace:g} s after it ended")
+        if self.left_running:
+            notes.append(f"could not stop {', '.join(self.left_running)}")
+        return notes
 
 
 def run_process(argv: list[str], env: dict[str, str], stdout_path: Path, stderr_path: Path, timeout: float,
                 grace: float, on_line=None) -> Finished:
-    start = time.monotonic()
+    from topolint.commands._processes import Stream, run
+
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
+        streams = {stdout_path.name: Stream(OUTPUT_CAP, out, on_line), stderr_path.name: Stream(OUTPUT_CAP, err)}
         try:
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       env={**os.environ, **env}, start_new_session=True)
+            ran = run(argv, env={**os.environ, **env}, stdout=streams[stdout_path.name],
+                      stderr=streams[stderr_path.name], timeout=timeout, grace=grace, terminate=True)
         except OSError as exc:
             raise LiveError(f"{argv[0]}: cannot start ({exc.strerror or exc})") from None
-        pumps = [threading.Thread(target=_pump, args=(process.stdout, out, on_line), daemon=True),
-                 threading.Thread(target=_pump, args=(process.stderr, err, None), daemon=True)]
-        for pump in pumps:
-            pump.start()
-        finished = _wait(process, timeout, grace)
-        for pump in pumps:
-            pump.join(timeout=grace + 5)
-    finished.seconds = round(time.monotonic() - start, 3)
-    return finished
-
-
-def _wait(process: subprocess.Popen, timeout: float, grace: float) -> Finished:
-    try:
-        code = process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        stop_group(process, grace)
-        return Finished(None, timed_out=True)
-    except KeyboardInterrupt:
-        stop_group(process, grace)
-        return Finished(None, interrupted=True)
-    _signal_group(process.pid, signal.SIGKILL)  # children it left behind in its group
-    return Finished(code)
+    stopped = ran.timed_out or ran.interrupted
+    return Finished(None if stopped else ran.exit_code, ran.timed_out, ran.interrupted, ran.seconds,
+                    {name: s.report() for name, s in streams.items() if s.truncated}, ran.left_running,
+                    ran.held_open)
 
 
 # ---- judging what it printed ------------------------------------------------------------------------
@@ -263,16 +233,17 @@ def explain_failure(finished: Finished, argv: list[str], options: LiveOptions, s
     """Raise LiveError for a run that did not finish with results."""
     name = Path(argv[0]).name
     where = f"raw output in {stdout_path.parent}"
+    left = "".join(f"; {note}" for note in finished.notes(options.grace))
     if finished.timed_out:
         raise LiveError(f"{name} ran past --timeout {options.timeout:g} s: its process group got SIGTERM, then "
-                        f"SIGKILL after {options.grace:g} s ({where})")
+                        f"SIGKILL after {options.grace:g} s ({where}){left}")
     if finished.interrupted:
         raise LiveError(f"interrupted: {name}'s process group got SIGTERM, then SIGKILL after {options.grace:g} s "
-                        f"({where})")
+                        f"({where}){left}")
     if finished.exit_code != 0:
         failures = _failure_lines(stdout_path, stderr_path)
         said = "; ".join(failures) if failures else _tail(stderr_path) or _tail(stdout_path) or "no output"
-        raise LiveError(f"{name} exited with status {finished.exit_code}: {said} ({where})")
+        raise LiveError(f"{name} exited with status {finished.exit_code}: {said} ({where}){left}")
 
 
 def _measured_runs(stdout_path: Path):
@@ -317,9 +288,11 @@ def run_live(options: LiveOptions) -> LiveResult:
     check = judge(options, stdout_path, stderr_path)
     verdicts = [n.split(" ", 1)[1] for n in check.notes if n.startswith(("PERF001 ", "PERF002 ")) and "plateau" in n]
     measurements, notes = measure(options, stdout_path, stderr_path)
-    (out / REPORT_NAME).write_text("".join(f"# {v}\n" for v in verdicts + measurement_lines(measurements))
+    run_notes = finished.notes(options.grace)
+    (out / REPORT_NAME).write_text("".join(f"# warning: {n}\n" for n in run_notes)
+                                   + "".join(f"# {v}\n" for v in verdicts + measurement_lines(measurements))
                                    + check.render("full"), encoding="utf-8")
-    return LiveResult(argv, env, out, check, verdicts, launcher_warnings(options), measurements, notes)
+    return LiveResult(argv, env, out, check, verdicts, launcher_warnings(options) + run_notes, measurements, notes)
 
 
 def measure(options: LiveOptions, stdout_path: Path, stderr_path: Path) -> tuple[list, list[str]]:
