@@ -5,8 +5,9 @@ Every grower of tests/growers.py (every registered format) writes an input of ab
 read the way a run reads it (``read_source``: the bytes, then the text) and parsed, after a
 one-unit input of the same grower warmed imports and lazy tables. The tracemalloc peak over the
 input's bytes is the factor. Formats not yet within the bound are in OVER with the factor they
-must not pass, so they cannot grow worse unseen; an entry that meets the bound fails until it is
-removed. benchmarks/memory.py prints the same factors (and the RSS peak) at any size.
+must not pass, so they cannot grow worse unseen (what a process has cached before lowers a factor
+a little, so an entry within the bound does not fail: benchmarks/memory.py in fresh processes says
+when to drop one). benchmarks/memory.py prints the same factors (and the RSS peak) at any size.
 
 Near the size limit, in fresh processes, measuring RSS too (minutes):
 
@@ -91,8 +92,6 @@ def test_parse_memory_is_bounded_by_the_input(grower, tmp_path):
     factor = _factor(grower.fmt, grower.make, SIZE, tmp_path)
     bound = OVER.get(grower.name, LIMIT)
     assert factor <= bound, f"{grower.fmt} ({grower.name}): {factor:.1f} bytes per input byte, bound {bound}"
-    if grower.name in OVER:
-        assert factor > LIMIT, f"{grower.name} is within {LIMIT} now ({factor:.1f}): remove it from OVER"
 
 
 @pytest.mark.skipif(not os.environ.get("TOPOLINT_MEMORY_FULL"), reason="near the size limit: TOPOLINT_MEMORY_FULL=1")
