@@ -10,7 +10,7 @@ a few nodes with faults so rules have work to do. Each folder is a node bundle (
 the median of ``--repeat`` runs of
 
 * topolint: ``topolint check DIR --select ALL --preview --format json -o /dev/null`` (``--jobs N``
-  passes that on; topolint's default starts up to 4 workers for runs of 256 nodes or more, on
+  passes that on; topolint's default starts up to 2 workers for runs of 256 nodes or more, on
   Linux: ``--jobs 1`` measures one process)
 * floor: a Python process that reads the same files, parses every XML with lxml and splits
   every matrix into lines,
@@ -19,6 +19,13 @@ prints the time of each stage of topolint (parse, build, rules, report, measured
 the CPU seconds (user + system) of the runs too (steadier than wall-clock time on a shared machine),
 the cold ratio (``--no-cache``: every node parsed and checked) and ends with the line
 ``ratio R`` (topolint with a warm result cache / floor).
+
+    python benchmarks/scale.py --nodes 2000 --memory --jobs 1,2,4,default
+
+``--memory`` instead measures one cold run (``--no-cache``) for each job count: the peak of the
+summed PSS (each shared page counted once, split between the processes that share it) and of
+the summed RSS over topolint and its workers, sampled every 20 ms from /proc (Linux), and each
+process's own peak RSS.
 """
 
 from __future__ import annotations
@@ -302,14 +309,85 @@ def stages(root: Path) -> dict[str, float]:
     return out
 
 
+def _tree(root_pid: int) -> list[int]:
+    """root_pid and its descendants, from /proc/*/stat."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = [root_pid], [root_pid]
+    while frontier:
+        frontier = [pid for pid, parent in parents.items() if parent in frontier]
+        found.extend(frontier)
+    return found
+
+
+def _rollup(pid: int) -> tuple[int, int]:
+    """(PSS, RSS) bytes of one process, or (0, 0) once it is gone."""
+    values = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                name, _, rest = line.partition(":")
+                if name in ("Pss", "Rss"):
+                    values[name] = int(rest.split()[0]) * 1024
+    except (OSError, ValueError):
+        return 0, 0
+    return values.get("Pss", 0), values.get("Rss", 0)
+
+
+def memory_run(command: list[str], cwd: Path) -> dict:
+    """Peak summed PSS and RSS over the process tree of ``command``, and its peak process count."""
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak_pss = peak_rss = processes = 0
+    own: dict[int, int] = {}
+    while process.poll() is None:
+        pids = _tree(process.pid)
+        figures = [(pid, *_rollup(pid)) for pid in pids]
+        peak_pss = max(peak_pss, sum(pss for _, pss, _ in figures))
+        peak_rss = max(peak_rss, sum(rss for _, _, rss in figures))
+        processes = max(processes, sum(1 for _, _, rss in figures if rss))
+        for pid, _, rss in figures:
+            own[pid] = max(own.get(pid, 0), rss)
+        time.sleep(0.02)
+    return {"pss": peak_pss, "rss": peak_rss, "processes": processes, "exit": process.returncode,
+            "largest": max(own.values(), default=0)}
+
+
+def memory_main(args) -> int:
+    counts = (args.jobs or "default").split(",")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.keep or Path(tmp) / "cluster"
+        generate(root, args.nodes, args.plain)
+        print(f"nodes {args.nodes}{' (plain)' if args.plain else ' (node bundles)'}: peak over topolint and its workers "
+              f"(check --no-cache, sampled every 20 ms)")
+        for jobs in counts:
+            lint = [sys.executable, "-m", "topolint", "check", str(root), "--select", "ALL", "--preview", "--no-cache",
+                    "--format", "json", "-o", "/dev/null"] + ([] if jobs == "default" else ["--jobs", jobs])
+            start = time.perf_counter()
+            row = memory_run(lint, root.parent)
+            print(f"--jobs {jobs:<8} processes {row['processes']:>2}  summed PSS {row['pss'] / 2**20:8.1f} MB  "
+                  f"summed RSS {row['rss'] / 2**20:8.1f} MB  largest process RSS {row['largest'] / 2**20:7.1f} MB  "
+                  f"exit {row['exit']}  {time.perf_counter() - start:6.1f} s", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     parser.add_argument("--plain", action="store_true", help="a dump and a matrix per node, no node bundles")
-    parser.add_argument("--jobs", type=int, default=None, help="pass --jobs N to topolint (default: its own default)")
+    parser.add_argument("--jobs", default=None,
+                        help="pass --jobs N to topolint (default: its own default); with --memory a list: 1,2,default")
+    parser.add_argument("--memory", action="store_true", help="peak memory over the workers instead of times")
     args = parser.parse_args(argv)
+    if args.memory:
+        return memory_main(args)
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp) / "cluster"
         generate(root, args.nodes, args.plain)

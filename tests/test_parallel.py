@@ -98,6 +98,9 @@ def test_the_default_starts_workers_only_for_large_runs_on_linux(monkeypatch):
     assert parallel.usable(parallel.AUTO, 255) == 0  # two workers need 2 * 128 nodes
     assert parallel.usable(parallel.AUTO, 256) == 2
     assert parallel.usable(parallel.AUTO, 100_000) == parallel.AUTO_MAX_JOBS  # memory: never one per CPU
+    # A 2,000-node run: ~270 MB in one process, ~190 MB more per worker (benchmarks/scale.py --memory);
+    # the default's summed peak stays under 1 GB with two workers, not with four (issue 20).
+    assert parallel.AUTO_MAX_JOBS == 2
     monkeypatch.setattr(parallel.sys, "platform", "darwin")
     assert parallel.usable(parallel.AUTO, 100_000) == 0
     assert parallel.usable(4, 100_000) == 4  # asked for: wherever fork exists

@@ -27,6 +27,7 @@ from typing import Any, Literal, Optional
 
 from topolint.model.schema import ConfigDict, Field
 from topolint.model.schema import Model as BaseModel
+from topolint.model.toml_text import toml_error
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -127,7 +128,7 @@ def _has_tool_table(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
             return "topolint" in tomllib.load(handle).get("tool", {})
-    except (OSError, tomllib.TOMLDecodeError):
+    except (OSError, tomllib.TOMLDecodeError, RecursionError, UnicodeDecodeError):
         return False
 
 
@@ -158,8 +159,10 @@ def load_config(path: Path, _extending: tuple[Path, ...] = ()) -> LoadedConfig:
             raw = tomllib.load(handle)
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {toml_error(exc, path)}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
     prefix = ""
     if path.name == PYPROJECT:
         raw = raw.get("tool", {}).get("topolint", {})

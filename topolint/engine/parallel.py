@@ -10,7 +10,8 @@ Where fork is not available, or the run is too small to gain, nodes are checked 
 
 Memory: each worker is a copy of the run (the sources it inherits are shared until touched) that
 also holds one node's facts at a time; a 2,000-node benchmark cluster peaked at ~250 MB with one
-job and ~650 MB (all processes together, PSS) with two. Hence the command line's default, AUTO,
+job and ~650 MB (all processes together, PSS) with two; four would pass 1 GB
+(benchmarks/scale.py --memory prints the summed peak per job count). Hence the command line's default, AUTO,
 starts workers only for runs large enough to gain (AUTO_NODES_PER_JOB nodes a worker), at most
 AUTO_MAX_JOBS of them, and only on Linux (elsewhere fork is unsafe or unusual): a pre-commit run,
 a node or a small cluster stays in one process. ``--jobs N`` asks for N whatever the run.
@@ -28,7 +29,7 @@ from topolint.engine.internal import Described, describe
 # Below this many nodes to check per worker, starting the workers costs more than they save.
 MIN_NODES_PER_JOB = 16
 AUTO = -1  # the command line's default ``--jobs``: workers only where a run gains (usable)
-AUTO_MAX_JOBS = 4  # each worker is one more process in memory (~200 MB on a 2,000-node cluster)
+AUTO_MAX_JOBS = 2  # each worker is one more process in memory: a 2,000-node cluster stays under 1 GB summed (issue 20)
 AUTO_NODES_PER_JOB = 128  # a worker's start (fork, pool) is repaid only over many nodes
 
 

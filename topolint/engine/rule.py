@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from topolint.model.schema import ConfigDict, Field
 from topolint.model.schema import Model as BaseModel
+from topolint.model.toml_text import toml_error
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -134,8 +135,8 @@ def validate_rule_file(path: Path) -> RuleDefinition:
 
     try:
         raw = read_rule_file(path)
-    except tomllib.TOMLDecodeError as exc:
-        raise RuleError(f"{path}: not valid TOML: {exc}") from None
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise RuleError(f"{path}: not valid TOML: {toml_error(exc, path)}") from None
     except UnicodeDecodeError:
         raise RuleError(f"{path}: not UTF-8 text") from None
     try:

@@ -20,6 +20,7 @@ import re
 from typing import Literal, Optional, Union
 
 from topolint.model.facts import Fact, Location, build, location
+from topolint.model.nesting import json_deepest
 from topolint.model.numbers import decimal, decimal_fraction
 from topolint.model.schema import Field
 
@@ -355,7 +356,8 @@ def read_inventory(text: str, file: str) -> Inventory:
     except json.JSONDecodeError as exc:
         raise InventoryError(exc.lineno, f"malformed inventory: {exc.msg}", exc.colno) from None
     except RecursionError:
-        raise InventoryError(1, "malformed inventory: nested too deeply") from None
+        line, column = json_deepest(text)
+        raise InventoryError(line, "malformed inventory: nested too deeply", column) from None
     if not isinstance(data, dict) or data.get(FORMAT_KEY) != INVENTORY_FORMAT:
         raise InventoryError(1, f'malformed inventory: expected an object with "{FORMAT_KEY}": {INVENTORY_FORMAT}')
     paths: list[tuple] = []

@@ -8,6 +8,7 @@ import re
 
 from topolint.inputs.source import InputError
 from topolint.model.facts import Location, build
+from topolint.model.nesting import json_deepest
 from topolint.model.numbers import decimal, unsigned_decimal
 
 
@@ -21,8 +22,11 @@ def load(path: str, text: str, tool: str):
         return json.loads(text, parse_int=decimal, parse_float=unsigned_decimal, parse_constant=_reject)
     except json.JSONDecodeError as exc:
         raise InputError(path, exc.lineno, f"malformed {tool} JSON: {exc.msg}", exc.colno) from None
-    except (ValueError, RecursionError) as exc:
-        raise InputError(path, 1, f"malformed {tool} JSON: {exc if isinstance(exc, ValueError) else 'nested too deeply'}") from None
+    except RecursionError:
+        line, column = json_deepest(text)
+        raise InputError(path, line, f"malformed {tool} JSON: nested too deeply", column) from None
+    except ValueError as exc:
+        raise InputError(path, 1, f"malformed {tool} JSON: {exc}") from None
 
 
 class Positions:

@@ -26,7 +26,7 @@ class Line:
 
 def numbered(text: str) -> Iterator[Line]:
     """Non-blank lines, numbered from 1."""
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(lines_of(text), start=1):
         stripped = raw.strip()
         if stripped:
             yield Line(number, raw, stripped, len(raw) - len(raw.lstrip()) + 1)
@@ -34,6 +34,18 @@ def numbered(text: str) -> Iterator[Line]:
 
 _NON_BLANK = re.compile(r"\S")
 _LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # what str.splitlines splits at
+_LINE_END = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # \r\n is one break, as there
+
+
+def lines_of(text: str) -> Iterator[str]:
+    """``text.splitlines()`` one line at a time: the whole list of lines is another copy of the
+    input (and a list entry per line) held for the length of a parse."""
+    start = 0
+    for end in _LINE_END.finditer(text):
+        yield text[start:end.start()]
+        start = end.end()
+    if start < len(text):
+        yield text[start:]
 
 
 def first_text_line(text: str) -> str:

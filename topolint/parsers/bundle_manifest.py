@@ -14,6 +14,7 @@ from typing import Any
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build
 from topolint.model.host import BundleCommand, BundleManifest
+from topolint.model.nesting import json_deepest
 from topolint.model.numbers import decimal, decimal_fraction
 
 MANIFEST_NAME = "topolint-bundle.json"
@@ -34,7 +35,8 @@ def _load(source: SourceFile) -> Any:
     except json.JSONDecodeError as exc:
         raise InputError(source.path, exc.lineno, f"malformed bundle manifest: {exc.msg}", exc.colno) from None
     except RecursionError:
-        raise InputError(source.path, 1, "malformed bundle manifest: nested too deeply") from None
+        line, column = json_deepest(source.text)
+        raise InputError(source.path, line, "malformed bundle manifest: nested too deeply", column) from None
 
 
 def _file_lines(text: str, names: list[str]) -> list[int]:

@@ -10,6 +10,7 @@ fe80::1/64``. JSON: the list ip prints, with ``ifname``, ``flags``, ``operstate`
 from __future__ import annotations
 
 import re
+from sys import intern  # flags, states and scopes are a few words repeated on every interface
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.fabric import IfAddress, Interface, InterfacesFile
@@ -38,8 +39,8 @@ def parse_ip_addr(source: SourceFile) -> InterfacesFile:
             rest = header.group(4)
             state = re.search(r"\bstate (\S+)", rest)
             mtu = re.search(r"\bmtu (\d+)", rest)
-            current = build(Interface, name=header.group(2), flags=header.group(3).split(","),
-                            state=state.group(1) if state else None, mtu=decimal(mtu.group(1)) if mtu else None,
+            current = build(Interface, name=header.group(2), flags=[intern(f) for f in header.group(3).split(",")],
+                            state=intern(state.group(1)) if state else None, mtu=decimal(mtu.group(1)) if mtu else None,
                             addresses=[], loc=at(path, line))
             result.interfaces.append(current)
             continue
@@ -59,9 +60,9 @@ def parse_ip_addr(source: SourceFile) -> InterfacesFile:
         link = LINK.fullmatch(line.text)
         if address:
             scope = re.search(r"\bscope (\S+)", address.group(4))
-            current.addresses.append(build(IfAddress, family=address.group(1), address=address.group(2).lower(),
+            current.addresses.append(build(IfAddress, family=intern(address.group(1)), address=address.group(2).lower(),
                                            prefix=decimal(address.group(3)) if address.group(3) else None,
-                                           scope=scope.group(1) if scope else None, loc=at(path, line)))
+                                           scope=intern(scope.group(1)) if scope else None, loc=at(path, line)))
         elif link:
             current.link_type = link.group(1)
         elif not DETAIL.match(line.text):

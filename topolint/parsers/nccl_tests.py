@@ -26,6 +26,7 @@ import re
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build
 from topolint.model.measured import LogLine, MeasuredFile, Placement, ResultRow, TestDevice, TestRun
+from topolint.model.nesting import json_deepest
 from topolint.model.numbers import decimal, printed_float
 from topolint.parsers.nccl_log import LogReader, printable, strip_launcher_tag
 
@@ -260,7 +261,10 @@ def _parse_json(source: SourceFile) -> MeasuredFile:
     path = source.path
     try:
         document = json.loads(source.text)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        line, column = json_deepest(source.text)
+        raise InputError(path, line, f"{MALFORMED}: JSON does not parse (too deeply nested)", column) from None
+    except ValueError as exc:
         line = getattr(exc, "lineno", 1)
         raise InputError(path, line, f"{MALFORMED}: JSON does not parse ({getattr(exc, 'msg', 'too deeply nested')})",
                          getattr(exc, "colno", 0)) from None

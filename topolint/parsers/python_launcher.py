@@ -142,6 +142,28 @@ class _Visitor:
                 self.add(child.args[0], child.args[1], scope, "os.putenv")
 
 
+def _too_deep_line(text: str) -> int:
+    """The line on which the parser's nesting gives out: the first line whose text up to it fails the
+    same way (the parser recurses as it reads, so a cut expression that deep fails alike). A
+    bisection: a few parses of a prefix, on this error path only."""
+    lines = text.split("\n")
+    low, high = 1, len(lines)  # the whole text fails; find the shortest prefix that does
+    while low < high:
+        middle = (low + high) // 2
+        try:
+            ast.parse("\n".join(lines[:middle]))
+            deep = False
+        except SyntaxError:
+            deep = False
+        except (RecursionError, MemoryError):
+            deep = True
+        if deep:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
 def parse_python(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="python")
     if "NCCL_" not in source.text:
@@ -152,7 +174,8 @@ def parse_python(source: SourceFile) -> ConfigFile:
         raise InputError(source.path, exc.lineno or 1, f"Python syntax error: {exc.msg}", exc.offset or 0) from None
     except (RecursionError, MemoryError):
         # CPython's parser gives up on expressions nested thousands deep (a + a + ..., - - - 1).
-        raise InputError(source.path, 1, "Python syntax error: expressions nested too deeply to parse") from None
+        raise InputError(source.path, _too_deep_line(source.text),
+                         "Python syntax error: expressions nested too deeply to parse") from None
     visitor = _Visitor(config, source.text, source)
     visitor.body(tree.body, "file")
     return config

@@ -41,8 +41,13 @@ def _empty(source: SourceFile, tool: str) -> SoftwareFile:
 
 
 def _content(source: SourceFile):
-    """Non-blank lines, without a shell prompt that echoes the command (a paste keeps it)."""
-    return [line for line in numbered(source.text) if not PROMPT.match(line.text)]
+    """Non-blank lines, without a shell prompt that echoes the command (a paste keeps it), one at a
+    time: a list of them is the input twice over (raw and stripped) for the length of a parse."""
+    return (line for line in numbered(source.text) if not PROMPT.match(line.text))
+
+
+def _first(source: SourceFile):
+    return next(_content(source), None)
 
 
 def _version(result: SoftwareFile, component: str, value: str, line: Line) -> None:
@@ -63,8 +68,7 @@ def parse_nvidia_driver_version(source: SourceFile) -> SoftwareFile:
         if found:
             _version(result, "driver", found.group(1), line)
             return result
-    lines = _content(source)
-    raise _refuse(source, lines[0] if lines else None, "/proc/driver/nvidia/version", "'NVRM version: ... X.Y.Z ...'")
+    raise _refuse(source, _first(source), "/proc/driver/nvidia/version", "'NVRM version: ... X.Y.Z ...'")
 
 
 def parse_nvidia_smi_version(source: SourceFile) -> SoftwareFile:
@@ -81,25 +85,23 @@ def parse_nvidia_smi_version(source: SourceFile) -> SoftwareFile:
         if found and found.group(1) in names:
             _version(result, names[found.group(1)], found.group(2), line)
     if not result.versions:
-        lines = _content(source)
-        raise _refuse(source, lines[0] if lines else None, "nvidia-smi --version output",
+        raise _refuse(source, _first(source), "nvidia-smi --version output",
                       "'DRIVER version : X.Y.Z' or nvidia-smi's 'Driver Version:' banner")
     return result
 
 
 def parse_ofed_info(source: SourceFile) -> SoftwareFile:
     result = _empty(source, "ofed-info")
-    lines = _content(source)
-    if not lines or not OFED.fullmatch(lines[0].text):
-        raise _refuse(source, lines[0] if lines else None, "ofed_info -s output", "'MLNX_OFED_LINUX-X.Y-...:'")
-    _version(result, "ofed", OFED.fullmatch(lines[0].text).group(1), lines[0])
+    first = _first(source)
+    if first is None or not OFED.fullmatch(first.text):
+        raise _refuse(source, first, "ofed_info -s output", "'MLNX_OFED_LINUX-X.Y-...:'")
+    _version(result, "ofed", OFED.fullmatch(first.text).group(1), first)
     return result
 
 
 def parse_kernel_version(source: SourceFile) -> SoftwareFile:
     result = _empty(source, "kernel-version")
-    lines = _content(source)
-    first = lines[0] if lines else None
+    first = _first(source)
     found = first and (PROC_VERSION.fullmatch(first.text) or UNAME_A.fullmatch(first.text)
                        or UNAME_R.fullmatch(first.text))
     if not found:
@@ -110,16 +112,18 @@ def parse_kernel_version(source: SourceFile) -> SoftwareFile:
 
 def parse_kernel_modules(source: SourceFile) -> SoftwareFile:
     result = _empty(source, "kernel-modules")
-    lines = _content(source)
-    lsmod = bool(lines) and LSMOD_HEADER.fullmatch(lines[0].text) is not None
-    for line in lines[1:] if lsmod else lines:
+    lines, first = _content(source), _first(source)
+    lsmod = first is not None and LSMOD_HEADER.fullmatch(first.text) is not None
+    if lsmod:
+        next(lines)
+    for line in lines:
         found = (LSMOD_ROW if lsmod else PROC_MODULE).fullmatch(line.text)
         if not found:
             raise _refuse(source, line, "lsmod output" if lsmod else "/proc/modules",
                           "'NAME SIZE USED ...' rows" if lsmod else "'NAME SIZE REFS DEPS STATE ADDRESS' lines")
         result.modules.append(build(KernelModule, name=found.group(1), loc=at(source.path, line)))
     if not result.modules:
-        raise _refuse(source, lines[0] if lines else None, "/proc/modules", "at least one module")
+        raise _refuse(source, first, "/proc/modules", "at least one module")
     return result
 
 
