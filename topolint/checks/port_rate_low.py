@@ -9,6 +9,7 @@ system image GUID). Ports that are not Active keep a stale Rate and are never co
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
@@ -16,10 +17,14 @@ from topolint.checks._fabric import fabric, port_hit, report_line
 from topolint.engine.finding import Hit
 
 NEEDS = ("ports",)
+# Unset: the node's profile's values (profiles/params.py): its port_gbps (HCA name globs, as Azure's
+# health checks state rates per port); NIC models are sold at several rates, so no profile states those.
+PROFILE = {"expected_port_gbps": "port_gbps"}
 
 
 class Parameters(CheckParameters):
     expected_gbps: dict[str, float] = {}  # site profile: NIC model ("MT4129") -> the rate its ports should run at
+    expected_port_gbps: dict[str, float] = {}  # HCA name glob ("mlx5_ib*") -> the rate its ports should run at
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
@@ -27,7 +32,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
     active = [p for p in view.ports.values() if p.active and p.rate[0] is not None]
     for port in active:
         (rate, source), model = port.rate, port.value("model")
-        expected = params.expected_gbps.get(model or "")
+        expected, against = _expected(params, port, model)
         card = port.value("system_guid")
         siblings = [p for p in active if p is not port and card and p.value("system_guid") == card
                     and p.link_layer == port.link_layer]
@@ -36,7 +41,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             else port.link.at("speed")
         if expected is not None and rate < expected:
             hit = port_hit(context, port, where_rate, rate=f"{rate:g}", want=f"{expected:g}",
-                           against=f"the site profile's {expected:g} Gb/s for {model}")
+                           against=against)
         elif best is not None and rate < best.rate[0]:
             want = best.rate[0]
             hit = port_hit(context, port, where_rate, rate=f"{rate:g}", want=f"{want:g}",
@@ -47,6 +52,17 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             continue
         hit.evidence[0:0] = [_rate_line(port), report_line(port, "state", "State: Active")]
         yield hit
+
+
+def _expected(params, port, model) -> tuple[float | None, str]:
+    """The rate the port should run at: by NIC model, else by the first HCA glob its name matches."""
+    expected = params.expected_gbps.get(model or "")
+    if expected is not None:
+        return expected, f"the site profile's {expected:g} Gb/s for {model}"
+    for pattern, rate in params.expected_port_gbps.items():
+        if fnmatch.fnmatchcase(port.hca, pattern):
+            return rate, f"the profile's {rate:g} Gb/s for {pattern} ports"
+    return None, ""
 
 
 def _rate_line(port) -> str:
