@@ -192,3 +192,33 @@ def test_pack_rules_load_as_site_rules():
     for path in sorted(PACK.glob("*.toml")):
         rule = validate_rule_file(path)
         assert rule.parameters == {}, path  # every value from the profile
+
+
+def _pair(tmp_path, links: str = 'count="17"') -> str:
+    text = HEALTHY.read_text()
+    for node, body in (("gpu01", text), ("gpu02", text.replace('count="18"', links, 1))):
+        (tmp_path / "cluster" / node).mkdir(parents=True)
+        (tmp_path / "cluster" / node / "topo.xml").write_text(body)
+    return str(tmp_path / "cluster")
+
+
+def test_fleet001_compares_a_group_too_small_for_a_majority_with_the_profile(tmp_path):
+    cluster = _pair(tmp_path)
+    alone = run_cli("check", cluster, "--select", "FLEET001", "--no-cache", "--isolated", "--format", "json",
+                    "--profile", "dgx-h100")
+    findings = [f for f in json.loads(alone.stdout)["findings"] if f["code"] == "FLEET001"]
+    assert [(f["node"], f["severity"]) for f in findings] == [("gpu02", "warning")], alone.stdout
+    assert "gpu02 GPU 0000:18:00.0: 17 NVLinks; profile dgx-h100 states 18 NVLinks" in findings[0]["message"]
+    assert any("aws-efa-cheatsheet" in e or "awsome-distributed-training" in e for e in findings[0]["evidence"])
+
+
+def test_fleet001_without_a_profile_says_there_is_no_majority(tmp_path):
+    text = HEALTHY.read_text().replace('count="18"', 'count="16"')  # 16 NVLinks a GPU: no profile's shape
+    for node, body in (("gpu01", text), ("gpu02", text.replace('count="16"', 'count="15"', 1))):
+        (tmp_path / "cluster" / node).mkdir(parents=True)
+        (tmp_path / "cluster" / node / "topo.xml").write_text(body)
+    result = run_cli("check", tmp_path / "cluster", "--select", "FLEET001", "--no-cache", "--isolated",
+                     "--format", "json")
+    findings = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "FLEET001"]
+    assert sorted((f["node"], f["severity"]) for f in findings) == [("gpu01", "info"), ("gpu02", "info")]
+    assert all("no majority" in f["message"] for f in findings), result.stdout
