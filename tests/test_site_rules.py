@@ -62,11 +62,17 @@ def test_site_rule_naming_an_unknown_check_is_a_usage_error(tmp_path):
     assert result.exit_code == 2 and "no_such_check" in result.stderr
 
 
-def test_site_rule_missing_a_required_parameter_is_a_usage_error(tmp_path):
+def test_site_rule_without_its_value_takes_the_profiles(tmp_path):
+    """A template parameter a site rule leaves unset comes from the node's profile (docs/profiles.md):
+    without one the rule does not run and says why; with one its value judges the node."""
     text = (FIXTURES / "site-rules" / "SITE001.toml").read_text().replace("[parameters]\nmin_gbps = 400\n", "")
     (tmp_path / "SITE001.toml").write_text(text)
-    result = run_cli("check", _write(tmp_path, 200000), "--rule-dir", tmp_path)
-    assert result.exit_code == 2 and "min_gbps" in result.stderr and "Traceback" not in result.stderr
+    dump = _write(tmp_path, 50000)
+    alone = run_cli("check", dump, "--rule-dir", tmp_path, "--select", "SITE001", "-v", "--no-cache")
+    assert alone.exit_code == 0 and "SITE001 not run on node" in alone.stderr and "no profile" in alone.stderr
+    profiled = run_cli("check", dump, "--rule-dir", tmp_path, "--select", "SITE001", "--profile", "p5-48xlarge",
+                       "--no-cache", "--format", "concise")
+    assert profiled.exit_code == 1 and "SITE001" in profiled.stdout and "100" in profiled.stdout, profiled.stdout
 
 
 def test_rules_listing_includes_site_rules_from_the_config(tmp_path):

@@ -31,8 +31,10 @@ def wheel(tmp_path_factory):
 def test_wheel_contains_the_rules(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "topolint/_rules/NUMA001.toml" in names
-    shipped = {n.split("/")[-1] for n in names if n.startswith("topolint/_rules/")}
+    shipped = {n.split("/")[-1] for n in names if n.startswith("topolint/_rules/") and n.count("/") == 2}
     assert shipped == {p.name for p in (ROOT / "rules").glob("*.toml")}
+    profiles = {n.split("/")[-1] for n in names if n.startswith("topolint/_rules/profiles/")}
+    assert profiles == {p.name for p in (ROOT / "rules" / "profiles").glob("*.toml")}  # docs/profiles.md
     assert "topolint/cli.py" in names
     assert "topolint/templates/report.html.j2" in names  # the HTML report's template (reporters/html.py)
     assert not any(n.startswith(("tests/", "fixtures/")) for n in names)

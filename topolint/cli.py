@@ -74,6 +74,9 @@ def _check_arguments(commands) -> argparse.ArgumentParser:
                        help="root that SARIF paths are relative to (default: current directory)")
     check.add_argument("--rule-dir", action="append", type=Path, default=[],
                        help="folder of site rule definitions (*.toml) to load besides the built-in ones")
+    check.add_argument("--profile", metavar="NAME", default=None,
+                       help="judge every node against this profile (docs/profiles.md; `topolint profile --list` "
+                            "names them); default: [profiles] in the configuration, else the profile a node matches")
     check.add_argument("--no-cache", action="store_true",
                        help="neither read nor write the result cache (also TOPOLINT_NO_CACHE=1)")
     check.add_argument("--cache-dir", type=Path, default=None,

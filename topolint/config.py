@@ -91,6 +91,13 @@ class Config(BaseModel):
     rule_dirs: list[str] = Field(default_factory=list,
                                  description="Folders of site rule definitions (*.toml), relative to the "
                                              "config file, like --rule-dir.")
+    profiles: dict[str, str] = Field(
+        default_factory=dict, description="Glob of node names to the profile their nodes are judged against "
+                                          "(docs/profiles.md), e.g. {\"gpu-h100-*\" = \"dgx-h100\"}; the first "
+                                          "glob that matches wins. --profile replaces it.")
+    profile_dirs: list[str] = Field(default_factory=list,
+                                    description="Folders of site profiles (*.toml, docs/profiles.md), relative to "
+                                                "the config file.")
     require_suppression_reason: bool = Field(
         default=False, description="Honour only suppression comments that give a reason, like "
                                    "--require-suppression-reason.")
@@ -148,7 +155,7 @@ def _key(loc: tuple, prefix: str) -> str:
 
 MAX_EXTEND_DEPTH = 16
 # Keys whose values are paths or globs relative to the file that sets them: rebased when inherited.
-_PATH_KEYS = ("topology", "rule_dirs", "exclude", "extend_exclude", "per_file_ignores")
+_PATH_KEYS = ("topology", "rule_dirs", "profile_dirs", "exclude", "extend_exclude", "per_file_ignores")
 
 
 def load_config(path: Path, _extending: tuple[Path, ...] = ()) -> LoadedConfig:
@@ -219,7 +226,7 @@ def _rebased(name: str, value, parent: LoadedConfig):
         return value
     if name == "topology":
         return str(parent.resolve(value))
-    if name == "rule_dirs":
+    if name in ("rule_dirs", "profile_dirs"):
         return [str(parent.resolve(v)) for v in value]
     if name == "per_file_ignores":
         return {_absolute_glob(k, parent.base): v for k, v in value.items()}

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 from topolint.engine.finding import Hit, Related
 from topolint.fleet.attributes import UNSET, Value, values
-from topolint.fleet.groups import Group, Tally, group_name
+from topolint.fleet.groups import MIN_MAJORITY_NODES, Group, Tally, group_name
+from topolint.profiles.compare import profile_hits
 
 MAX_LISTED = 8  # nodes an evidence line names before counting the rest
 
@@ -74,8 +75,15 @@ def differing(context, kind: str) -> Iterator[Hit]:
         for found in by_key.values():
             if found[0][1].attribute.kind != kind:
                 continue
+            judged: set[str] = set()
+            if len(group.nodes) < MIN_MAJORITY_NODES:  # too few for a majority: the profile is the expectation
+                for node, hit in profile_hits(context, group, found):
+                    judged.add(node)
+                    if hit is not None:
+                        yield hit
+            found = [(node, value) for node, value in found if node not in judged]
             tally = Tally.of([value.value for _, value in found])
-            if not tally.uniform:
+            if found and not tally.uniform:
                 yield from _attribute_hits(cluster, group, found, tally)
 
 

@@ -9,6 +9,7 @@ system image GUID). Ports that are not Active keep a stale Rate and are never co
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
@@ -16,10 +17,14 @@ from topolint.checks._fabric import fabric, port_hit, report_line
 from topolint.engine.finding import Hit
 
 NEEDS = ("ports",)
+# Unset: the node's profile's values (profiles/params.py): its port_gbps (HCA name globs, as Azure's
+# health checks state rates per port); NIC models are sold at several rates, so no profile states those.
+PROFILE = {"expected_port_gbps": "port_gbps"}
 
 
 class Parameters(CheckParameters):
     expected_gbps: dict[str, float] = {}  # site profile: NIC model ("MT4129") -> the rate its ports should run at
+    expected_port_gbps: dict[str, float] = {}  # HCA name glob ("mlx5_ib*") -> the rate its ports should run at
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
@@ -33,14 +38,14 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             cards.setdefault((port.value("system_guid"), port.link_layer), []).append(port)
     for port in active:
         (rate, source), model = port.rate, port.value("model")
-        expected = params.expected_gbps.get(model or "")
+        expected, against = _expected(params, port, model)
         card = port.value("system_guid")
         best = _fastest_other(cards, (card, port.link_layer), port) if card else None
         where_rate = port.report_with("rate_gbps").at("rate") if port.value("rate_gbps") is not None \
             else port.link.at("speed")
         if expected is not None and rate < expected:
             hit = port_hit(context, port, where_rate, rate=f"{rate:g}", want=f"{expected:g}",
-                           against=f"the site profile's {expected:g} Gb/s for {model}")
+                           against=against)
         elif best is not None and rate < best.rate[0]:
             want = best.rate[0]
             hit = port_hit(context, port, where_rate, rate=f"{rate:g}", want=f"{want:g}",
@@ -65,6 +70,17 @@ def _two_fastest(ports: list) -> tuple:
     first = max(ports, key=lambda p: p.rate[0], default=None)
     second = max((p for p in ports if p is not first), key=lambda p: p.rate[0], default=None)
     return first, second
+
+
+def _expected(params, port, model) -> tuple[float | None, str]:
+    """The rate the port should run at: by NIC model, else by the first HCA glob its name matches."""
+    expected = params.expected_gbps.get(model or "")
+    if expected is not None:
+        return expected, f"the site profile's {expected:g} Gb/s for {model}"
+    for pattern, rate in params.expected_port_gbps.items():
+        if fnmatch.fnmatchcase(port.hca, pattern):
+            return rate, f"the profile's {rate:g} Gb/s for {pattern} ports"
+    return None, ""
 
 
 def _rate_line(port) -> str:

@@ -7,6 +7,7 @@ Judged on dumps only: a static topology file may leave GPUs out for NCCL to dete
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Optional
 
 from topolint.model.schema import Field
 
@@ -16,15 +17,19 @@ from topolint.checks._topology import where
 from topolint.engine.finding import Hit
 
 NEEDS = ("topology-dump",)
+PROFILE = {"count": "gpu_count"}  # unset: the node's profile's value (profiles/params.py)
 # What a hit gives messages and fixes, besides the parameters:
 FIELDS = ("found",)
 
 
 class Parameters(CheckParameters):
-    count: int = Field(ge=1, description="the number of GPUs every node has")
+    count: Optional[int] = Field(default=None, ge=1, description="the number of GPUs every node has (unset: the "
+                                                                 "gpu_count of the node's profile)")
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
+    if params.count is None:
+        return
     for topology in dumps(context):
         found = len(topology.gpus)
         if found == params.count:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Optional
 
 from topolint.model.schema import Field
 
@@ -18,19 +19,25 @@ from topolint.checks._topology import gpu_label, pci_id, where
 from topolint.checks.gpu_link_slow import known_devices
 from topolint.engine.finding import Hit
 from topolint.model.node import gpu_entity
+from topolint.profiles.reveal import model_agrees
 
 NEEDS = ("topology",)
+PROFILE = {"model": "gpu_model"}  # unset: the node's profile's value (profiles/params.py)
 # What a hit gives messages and fixes, besides the parameters:
 FIELDS = ("gpu", "gpu_bus", "found")
 PCI_ID = re.compile(r"0x[0-9a-f]{4}:0x[0-9a-f]{4}")
 
 
 class Parameters(CheckParameters):
-    model: str = Field(min_length=1, description='the GPU model: a name from topolint/data/pci_devices.toml '
-                                                 '("H100 SXM5") or a PCI id ("0x10de:0x2330")')
+    model: Optional[str] = Field(default=None, min_length=1,
+                                 description='the GPU model: a name from topolint/data/pci_devices.toml ("H100 SXM5", '
+                                             '"A100 SXM4" names every A100 SXM4) or a PCI id ("0x10de:0x2330"); '
+                                             "unset: the gpu_model of the node's profile")
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
+    if params.model is None:
+        return
     devices = known_devices()
     wanted = params.model.strip().lower()
     by_id = PCI_ID.fullmatch(wanted) is not None
@@ -45,7 +52,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             if by_id:
                 if found_id == wanted:
                     continue
-            elif name is None or name.lower() == wanted:
+            elif name is None or model_agrees(wanted, name):
                 continue  # an unknown id cannot be compared with a name
             model = f"{name} ({found_id})" if name else found_id
             yield Hit(

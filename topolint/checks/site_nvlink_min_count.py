@@ -7,6 +7,7 @@ Judged on dumps only: a static topology file may leave NVLinks out for NCCL to d
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Optional
 
 from topolint.model.schema import Field
 
@@ -17,15 +18,19 @@ from topolint.engine.finding import Hit
 from topolint.model.node import gpu_entity
 
 NEEDS = ("topology-dump",)
+PROFILE = {"min_links": "nvlinks"}  # unset: the node's profile's value (profiles/params.py)
 # What a hit gives messages and fixes, besides the parameters:
 FIELDS = ("gpu", "gpu_bus", "links")
 
 
 class Parameters(CheckParameters):
-    min_links: int = Field(ge=1, description="the fewest NVLinks each GPU may have")
+    min_links: Optional[int] = Field(default=None, ge=1, description="the fewest NVLinks each GPU may have (unset: "
+                                                                     "the nvlinks of the node's profile)")
 
 
 def check(context, params: Parameters) -> Iterator[Hit]:
+    if params.min_links is None:
+        return
     for topology in dumps(context):
         for gpu in topology.gpus:
             links = sum(link.count or 0 for link in gpu.nvlinks)

@@ -65,6 +65,7 @@ class CheckOptions:
     jobs: int = 1  # processes checking nodes (engine/parallel.py); 0: one per CPU
     inventory: Path | None = None  # --inventory: build every node's inventory (CheckResult.inventories)
     progress: object = None  # commands/progress.py RunProgress: the command line's progress line on a terminal
+    profile: str | None = None  # --profile NAME: every node is judged against that profile (docs/profiles.md)
     # Draw the nodes while they are checked (html and markdown reports, topolint graph): None, or the
     # drawing/views.py DrawingRequest fields besides the version ({} for its defaults). The result
     # cache does not answer such a run (a drawing needs the node's facts); it still writes it.
@@ -284,6 +285,7 @@ class Plan:
     rule_dirs: list[Path]
     project_root: Path
     cache_dir: Path | None  # None: the cache is off
+    profiles: object = None  # profiles.choice.ProfileChoice
 
 
 def plan_check(options: CheckOptions, loaded=None, rule_sets: dict | None = None) -> Plan:
@@ -328,6 +330,7 @@ def plan_check(options: CheckOptions, loaded=None, rule_sets: dict | None = None
         raise UsageError("stdin (-) can be named only once")
     project_root = options.project_root or Path.cwd()
     cache_on = options.cache and not cache_disabled_by_environment()
+    profiles = _profile_choice(options, loaded)
     return Plan(
         loaded=loaded, rules=rules, chosen=chosen, per_file=per_file, version=version,
         fail_level=options.fail_level or config.fail_level or "warning",
@@ -335,7 +338,36 @@ def plan_check(options: CheckOptions, loaded=None, rule_sets: dict | None = None
         excludes=excluder(loaded, list(options.extend_exclude), force=options.force_exclude),
         topology=topology, rule_dirs=rule_dirs, project_root=project_root,
         cache_dir=(options.cache_dir or project_root / CACHE_DIR_NAME) if cache_on else None,
+        profiles=profiles,
     )
+
+
+def _profile_choice(options: CheckOptions, loaded):
+    """The run's profile choice (profiles/choice.py); UsageError for a profile that does not exist
+    or a site profile that cannot be used."""
+    from topolint.config import key_name
+    from topolint.profiles.choice import ProfileChoice
+    from topolint.profiles.library import library
+    from topolint.profiles.model import ProfileError
+
+    config = loaded.config
+    dirs = []
+    for folder in config.profile_dirs:
+        if not loaded.resolve(folder).is_dir():
+            raise UsageError(f"{key_name(loaded, 'profile-dirs')}: {folder}: not a directory")
+        dirs.append(loaded.resolve(folder))
+    try:
+        found = library(tuple(dirs))
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
+    names = ", ".join(found.names())
+    if options.profile is not None and found.get(options.profile) is None:
+        raise UsageError(f"--profile {options.profile}: no such profile (known: {names})")
+    for pattern, name in config.profiles.items():
+        if found.get(name) is None:
+            raise UsageError(f"{key_name(loaded, 'profiles.' + pattern)}: no profile named {name!r} (known: {names})")
+    where = loaded.path.name if loaded.path else "the configuration"
+    return ProfileChoice(found, options.profile, config.profiles, where)
 
 
 class Plans:
@@ -416,7 +448,7 @@ def _run_options(options: CheckOptions, plan: Plan):
     return RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables),
                       jobs=options.jobs, nccl_version_origin=origin, nccl_version_named=named,
                       inventories=options.inventory is not None, progress=options.progress,
-                      node_view=node_view, views_kept=KEPT_VIEWS)
+                      profiles=plan.profiles, node_view=node_view, views_kept=KEPT_VIEWS)
 
 
 class _Caches:
@@ -750,6 +782,7 @@ def options_from_args(args) -> CheckOptions:
         baseline_missing=getattr(args, "baseline_missing", "error"),
         max_total_input=_size(getattr(args, "max_total_input", None)),
         jobs=getattr(args, "jobs", 1), inventory=Path(args.inventory) if getattr(args, "inventory", None) else None,
+        profile=getattr(args, "profile", None),
     )
 
 

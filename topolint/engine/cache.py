@@ -99,7 +99,8 @@ class ResultCache:
         return json.dumps([FORMAT_VERSION, _code_fingerprint(), _rules_fingerprint(self._rules),
                            str(options.nccl_version), getattr(options, "nccl_version_origin", "default"),
                            getattr(options, "nccl_version_named", ""), options.gdr_level,
-                           list(options.extra_variables)])
+                           list(options.extra_variables),
+                           options.profiles.key() if getattr(options, "profiles", None) is not None else ""])
 
     def key(self, node) -> str:
         digest = hashlib.sha256(self.salt.encode())

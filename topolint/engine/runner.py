@@ -29,6 +29,7 @@ class RunOptions:
     # (the newest known, which evidence in the inputs may replace: model/nccl_in_force.py).
     nccl_version_origin: str = "default"
     nccl_version_named: str = ""  # "--nccl-version", "nccl-version in .topolint.toml"
+    profiles: Any = None  # profiles.choice.ProfileChoice: each node's profile (--profile, [profiles], matched)
     # Called with each checked node while its facts are in memory (a picklable callable: it runs in
     # the workers too); what it returns is kept in RunResult.views, for at most views_kept nodes,
     # those with the most severe findings (the drawings: drawing/views.py DrawingRequest).
@@ -379,8 +380,20 @@ def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, 
         if missing:
             result.notes.append(f"{rule.code} not run on node {node.name}: no {missing} input")
             continue
+        extra = None
+        if getattr(module, "PROFILE", None):  # a template: unset parameters come from the node's profile
+            from topolint.profiles.params import profiled
+
+            extra = profiled(module, params, context)
+            if extra.params is None:
+                result.notes.append(f"{rule.code} not run on node {node.name}: {extra.note}")
+                continue
+            params = extra.params
         ran.add(rule.code)
         for hit in _hits(rule, module, context, params, result, where):
+            if extra is not None and extra.fields:
+                hit.fields = {**extra.fields, **hit.fields}
+                hit.evidence.extend(extra.evidence)
             result.findings.append(to_finding(rule, node.name, hit))
         if context.notes:  # --verbose shows a selected rule's notes
             result.notes.extend(f"{rule.code} {note}" for note in context.notes)
