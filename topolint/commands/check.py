@@ -547,6 +547,7 @@ def _check_part(options: CheckOptions, plan: Plan, collection, cache) -> _Part:
         raise UsageError(f"bad rule definition: {exc}") from None
     unreadable = any(f.code == "TL001" for f in result.findings)
     sources = {path: src for node in collection.nodes for path, src in node.sources.items()}
+    sources.update(collection.cluster_sources)  # topology files, hostfiles, labels: the cluster stage's
     for config_file in collection.configs:  # a script's sourced files show its findings' lines
         for sourced in config_file.included:
             sources.setdefault(sourced.path, sourced)

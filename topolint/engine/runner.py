@@ -217,8 +217,9 @@ def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tu
 
 def cluster_stage_possible(collection: Collection) -> bool:
     """Whether the cluster stage can run: it compares nodes, two at least. A run of one node
-    neither imports the cross-node checks nor builds what only they read."""
-    return len(collection.nodes) >= 2
+    neither imports the cross-node checks nor builds what only they read. Cluster-wide inputs
+    (a topology file, a hostfile, node labels) are something to check with any number of nodes."""
+    return len(collection.nodes) >= 2 or bool(collection.cluster_inputs)
 
 
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
@@ -491,16 +492,17 @@ def run_cluster_checks(prepared: list[tuple], collection: Collection, options: R
 
     A hit is about one node: its entity starts with the node's name (fleet/cluster.py)."""
     cluster_rules = [p for p in prepared if is_cluster_check(tuple(p[1].NEEDS))]
-    if cluster_rules and len(result.inventories) < 2:
+    wide = collection.cluster_inputs  # cluster-wide inputs: checked whatever the number of inventories
+    if cluster_rules and len(result.inventories) < 2 and not wide:
         result.notes.extend(f"{rule.code} not run on the cluster: {len(result.inventories)} of its "
                             f"{len(collection.nodes)} nodes show machine facts (an inventory), two are compared"
                             for rule, _, _ in cluster_rules)
-    if not cluster_rules or len(result.inventories) < 2:
+    if not cluster_rules or (len(result.inventories) < 2 and not wide):
         return
     from topolint.fleet.cluster import ClusterModel, node_of_entity
 
     order = [node.name for node in collection.nodes if node.name in result.inventories]
-    cluster = ClusterModel(inventories={name: result.inventories[name] for name in order})
+    cluster = ClusterModel(inventories={name: result.inventories[name] for name in order}, inputs=list(wide))
     if options.progress is not None:
         options.progress.stage(f"comparing {len(order)} nodes")
     available = cluster.available()

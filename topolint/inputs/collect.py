@@ -20,6 +20,7 @@ from topolint.inputs.sniff import INVENTORY, sniff
 from topolint.inputs.source import InputBudget, InputError, SourceFile, open_regular, read_source, read_stream
 from topolint.model.facts import GraphFile
 from topolint.model.node import NodeModel
+from topolint.model.scheduler import SCHEDULER_FORMATS
 from topolint.parsers.registry import parse
 
 
@@ -46,6 +47,33 @@ class Collection:
     # before checking the node and drops the facts after, so a cluster's facts are never all in
     # memory at once (a 2,000-node folder: issue 7).
     materialize: object = None
+    # Cluster-wide inputs (the scheduler's and the fabric's files, at a cluster folder's top or named):
+    # parsed facts for the cluster stage (fleet/cluster.py ClusterModel.inputs), each with the name of
+    # the node folder it was found in (None at the top), and their sources for reports.
+    cluster_inputs: list = field(default_factory=list)
+    cluster_sources: dict = field(default_factory=dict)
+
+
+# Formats that describe the cluster, not one node: a cluster folder may hold them at its top, and
+# the cluster stage reads them (docs/fleet-topology.md).
+CLUSTER_FORMATS = set(SCHEDULER_FORMATS)
+
+
+def content_format(path: str, text: str, hint: str | None = None) -> str | None:
+    """The format of a file by name, shebang and content, as a folder walk and a named file see it."""
+    named = config_names.by_name(path)
+    if named == config_names.YAML:  # a topology.yaml or a node object is YAML by name, not a manifest
+        from topolint.inputs.scheduler_sniff import scheduler_format
+
+        found = scheduler_format(text)
+        if found:
+            return found
+    fmt = config_names.refine(named, path, text) or config_names.shebang(text) or sniff(text)
+    if fmt is None and named is None:
+        from topolint.inputs.scheduler_sniff import scheduler_format
+
+        fmt = scheduler_format(text, path)  # a hostfile of host names alone is known by its name
+    return fmt or hint
 
 
 @lru_cache(maxsize=4096)
@@ -105,6 +133,7 @@ class _Collector:
         # Dockerfiles with nothing to check but the NCCL of their image: kept aside until a compose
         # service builds one (absolute path -> (config, source, path, node, the note that skipped it)).
         self.dormant: dict[str, tuple] = {}
+        self.top = NodeModel(name="-")  # stands for a cluster folder's top in load(): files of no node
 
     def load(self, source: SourceFile | None, path: str, node: NodeModel, explicit: bool,
              loader=None, hint: str | None = None) -> None:
@@ -116,8 +145,7 @@ class _Collector:
                 if not self.budget.charge(source):
                     self.over_budget(path, node)
                     return
-            fmt = config_names.refine(config_names.by_name(path), path, source.text) or \
-                config_names.shebang(source.text) or sniff(source.text) or hint
+            fmt = content_format(path, source.text, hint)
             if fmt is None:
                 if explicit:
                     self.problem("TL002", path, 1, 0, "matches no known input format "
@@ -126,6 +154,9 @@ class _Collector:
                     self.result.notes.append(f"{path}: skipped, not a recognised format")
                 return
             source.format = fmt
+            if fmt in CLUSTER_FORMATS:
+                self.cluster_input(fmt, source, node)
+                return
             if fmt == INVENTORY:
                 self.inventory(source, node)
                 return
@@ -151,6 +182,15 @@ class _Collector:
         node = NodeModel(name=inventory.node, inventory=inventory)
         node.sources[source.path] = source
         self.spawned.setdefault(id(found_in), []).append(node)
+
+    def cluster_input(self, fmt: str, source: SourceFile, found_in: NodeModel | None) -> None:
+        """A cluster-wide input, parsed now (InputError: TL001 at its line): the cluster stage reads it."""
+        facts = parse(fmt, source)
+        self.result.cluster_inputs.append((facts, found_in.name if found_in is not None and found_in is not self.top
+                                           else None))
+        self.result.cluster_sources[source.path] = source
+        for note in getattr(facts, "verbose_notes", lambda: [])():
+            self.result.notes.append(f"{source.path}: {note}")
 
     def place_inventories(self) -> None:
         """Inventory nodes into the node list, each after the node it was found in (dropped when
@@ -316,13 +356,17 @@ class _Collector:
             return []
         top_files = sorted(p for p, is_dir in visible if not is_dir)
         subfolders = sorted(p for p, is_dir in visible if is_dir)
-        if any(_quick_sniff(p) for p in top_files) or not subfolders:
+        top_formats = [_quick_sniff(p) for p in top_files]
+        if any(fmt and fmt not in CLUSTER_FORMATS for fmt in top_formats) or not subfolders:
             node = NodeModel(name=folder.resolve().name)
             for path in self.walk(folder):
                 self.load_file(path, node, explicit=False)
-            return [node]
-        for path in top_files:
-            self.result.notes.append(f"{display_path(path)}: skipped, not a recognised format")
+            return [node] if node.sources or node.pending or not self.result.cluster_inputs else []
+        for path, fmt in zip(top_files, top_formats):
+            if fmt in CLUSTER_FORMATS:  # the scheduler's or the fabric's files of the cluster
+                self.load_file(path, self.top, explicit=False)
+            else:
+                self.result.notes.append(f"{display_path(path)}: skipped, not a recognised format")
         for entry in sorted(listed, key=lambda e: e.name):
             if entry.name.startswith(".") and not walk_dot_folder(entry.name) and entry.is_dir():
                 self.hidden(entry.path)
@@ -339,14 +383,15 @@ class _Collector:
         return nodes
 
 
-def _quick_sniff(path: Path) -> bool:
+def _quick_sniff(path: Path) -> str | None:
+    """The format the head of a folder's top file shows (None: not recognised)."""
     try:
         with os.fdopen(open_regular(str(path), path), "rb") as handle:
             head = handle.read(65536)
         text = head.decode("utf-8", errors="replace")
-        return bool(config_names.by_name(path.name) or config_names.shebang(text) or sniff(text))
+        return content_format(path.name, text)
     except (OSError, InputError):
-        return False
+        return None
 
 
 def _recognisable(exc: InputError, path: str) -> bool:
@@ -361,6 +406,10 @@ def _recognisable(exc: InputError, path: str) -> bool:
     if config_names.by_name(path) or (exc.head and (config_names.shebang(exc.head) or sniff(exc.head))):
         return True
     if exc.head is None and exc.message.startswith("cannot read") and _looks_like_input(path):
+        return True
+    from topolint.inputs.scheduler_sniff import MALFORMED as SCHEDULER_MALFORMED
+
+    if exc.message.startswith(SCHEDULER_MALFORMED):
         return True
     return exc.message.startswith(("malformed XML", "malformed YAML", "Python syntax error",
                                     "malformed nvidia-smi nvlink", "malformed nccl-tests output",
@@ -404,7 +453,8 @@ def collect(paths: list[str], node_name: str | None = None, stdin_filename: str 
                 collector.load(None, path, node, True, loader=lambda p=path: read_stream(p, stream))
             else:
                 collector.load_file(Path(raw), node, explicit=True)
-        collector.result.nodes.insert(0, node)
+        if node.sources or node.pending or not collector.result.cluster_inputs:
+            collector.result.nodes.insert(0, node)
     collector.place_inventories()
     collector.revive_built()
     if any(config.format == "envfile" for config in collector.result.configs):
