@@ -85,6 +85,22 @@ def _nvlink(n: int) -> str:
 
 # --- host facts (issue 9) ---------------------------------------------------------------------
 
+def smi_q_gpu(i: int) -> str:
+    """One GPU block of nvidia-smi -q with its Fabric section (a bus id of its own)."""
+    bus = f"{i >> 8:08X}:{i & 255:02X}:00.0"
+    return (f"GPU {bus}\n    Product Name                          : NVIDIA GB200\n"
+            f"    GPU UUID                              : GPU-00000000-0000-4000-8000-{i:012x}\n"
+            f"    PCI\n        Bus Id                            : {bus}\n    Fabric\n"
+            f"        State                             : Completed\n        Status                            : Success\n"
+            f"        CliqueId                          : {i % 32767}\n"
+            f"        ClusterUUID                       : 7f3e9a21-4c5b-4d6e-9f80-{i:012x}\n"
+            f"        Health\n            Summary                       : Healthy\n")
+
+
+def smi_query_row(i: int) -> str:
+    return f"{i}, NVIDIA GB200, {i >> 8:08X}:{i & 255:02X}:00.0, Completed, Success, {i % 32767}\n"
+
+
 def _lspci(n: int) -> str:
     """lspci -vvv: n bridges, each with a GPU below it (parents come from the bus ranges)."""
     return "".join(
@@ -410,6 +426,39 @@ def _named(make: Callable[[int], str], name: str) -> Callable[[int], str]:
     return make
 
 
+# --- fabric files of the cluster (ibnetdiscover, iblinkinfo, lldpctl) ----------------------------------
+
+def _ibnetdiscover(n: int) -> str:
+    """A subnet of n leaf switches, each with two hosts and an uplink to one spine."""
+    spine = "0200000000000001"
+    blocks = [f'switchguid=0x{spine}({spine})\nSwitch\t{n + 1} "S-{spine}"\t\t# "MF0;spine-1:MQM9700/U1" '
+              f'enhanced port 0 lid 1 lmc 0\n' +
+              "".join(f'[{i + 1}]\t"S-0b{i:014x}"[3]\t\t# "MF0;leaf-{i}:MQM9700/U1" lid {i + 2} 4xNDR\n'
+                      for i in range(n)) + "\n"]
+    for i in range(n):
+        blocks.append(
+            f'switchguid=0x0b{i:014x}(0b{i:014x})\nSwitch\t40 "S-0b{i:014x}"\t\t# "MF0;leaf-{i}:MQM9700/U1" '
+            f'enhanced port 0 lid {i + 2} lmc 0\n'
+            + "".join(f'[{p}]\t"H-0{p + 2}{i:014x}"[1](0{p + 2}{i:014x}) \t\t# "node{i}-{p} mlx5_0" lid {n * p + i + 9} 4xNDR\n'
+                      for p in (1, 2))
+            + f'[3]\t"S-{spine}"[{i + 1}]\t\t# "MF0;spine-1:MQM9700/U1" lid 1 4xNDR\n\n')
+    return "#\n# Topology file: generated on Mon Jan  5 10:00:00 2026\n#\n" + "".join(blocks)
+
+
+def _ibnetdiscover_ports(n: int) -> str:
+    return "".join(f"CA  {i + 10}  1 0x0a{i:014x} 4x NDR - SW  2 {i % 60 + 1} 0x0b{i // 60:014x} "
+                   f"( 'node{i} mlx5_0' - 'leaf-{i // 60}' )\n" for i in range(n))
+
+
+def _iblinkinfo(n: int) -> str:
+    lines = [f"Switch: 0x0b00000000000001 leaf-1:\n"]
+    lines += [f"           1 {i + 1:4d}[  ] ==( 4X        53.125 Gbps Active/  LinkUp)==>  {i + 10:6d}    1[  ] "
+              f'"node{i} HCA-1" ( )\n' for i in range(n)]
+    lines += [f"CA: node{i} HCA-1:\n      0x0a{i:014x} {i + 10:6d}    1[  ] ==( 4X        53.125 Gbps Active/  "
+              f'LinkUp)==>       1 {i + 1:4d}[  ] "leaf-1" ( )\n' for i in range(n)]
+    return "".join(lines)
+
+
 GROWERS: tuple[Grower, ...] = (
     Grower("nccl-topo-xml", _topology, 40),
     Grower("nccl-topo-xml", _mask, 500, distinct=False),
@@ -417,6 +466,9 @@ GROWERS: tuple[Grower, ...] = (
     Grower("nccl-graph-xml", _graph, 100),
     Grower("nvidia-smi-topo", _matrix, 8),  # cells grow with the square of n, and so does the text
     Grower("nvidia-smi-nvlink", _nvlink, 8),
+    Grower("nvidia-smi-q", _named(_joined(smi_q_gpu, "==============NVSMI LOG==============\n\n"), "smi_q_gpus"), 40),
+    Grower("nvidia-smi-query-csv", _named(_joined(smi_query_row, "index, name, pci.bus_id, fabric.state, "
+                                                                 "fabric.status, fabric.cliqueId\n"), "smi_query_rows"), 60),
     Grower("lspci", _lspci, 50),
     Grower("lspci", _lspci_excerpt, 200),
     Grower("lspci", _lspci_tree, 60),
@@ -468,6 +520,9 @@ GROWERS: tuple[Grower, ...] = (
     Grower("slurm-env", _slurm_env, 300),
     Grower("k8s-nodes", _k8s_nodes, 40),
     Grower("k8s-nodes", _show_labels, 100),
+    Grower("ibnetdiscover", _ibnetdiscover, 40),
+    Grower("ibnetdiscover", _ibnetdiscover_ports, 200),
+    Grower("iblinkinfo", _iblinkinfo, 100),
 )
 
 

@@ -84,6 +84,7 @@ def test_collect_records_every_outcome_and_keeps_going(stand_ins, tmp_path):
     assert commands["lstopo.xml"]["status"] == "missing"
     assert not (out / "lstopo.xml").exists(), "a command that never started leaves no file"
     assert commands["nvidia-smi-nvlink.txt"]["status"] == "failed"
+    assert commands["nvidia-smi-q.txt"]["argv"] == ["nvidia-smi", "-q"]
     assert "nccl-topo-dump.xml" not in commands, "the NCCL dump is off by default"
     assert result.manifest["tools"]["nvidia-smi"].startswith("NVIDIA-SMI version")
     # Each command's argv is recorded as run, never a shell string.
@@ -135,7 +136,7 @@ def test_check_reads_a_bundle_as_one_node_and_reports_missing_evidence(stand_ins
     host = os.uname().nodename
     assert {f["node"] for f in findings} == {host}, "the node is named after the manifest's host"
     assert set(partial) == {"dmesg.txt", "numactl-H.txt", "cmdline.txt", "lspci-vvv.txt", "lspci-tv.txt",
-                            "lstopo.xml", "nvidia-smi-nvlink.txt", "dmi-product-name.txt",
+                            "lstopo.xml", "nvidia-smi-nvlink.txt", "nvidia-smi-q.txt", "dmi-product-name.txt",
                             # the fabric rows: not on the stand-ins' PATH (per-interface rows are skipped)
                             "ibstat.txt", "ibv_devinfo.txt", "ibdev2netdev.txt", "show_gids.txt", "ip-addr.json",
                             "ip-route.json", "mountinfo.txt",

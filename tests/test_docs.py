@@ -69,7 +69,8 @@ EXAMPLE_KINDS = {"xml": {"topology", "topology-dump", "topology or matrix", "com
                  "lspci": {"lspci", "topology-dump or lspci"},
                  "dmesg": {"dmesg", "dmesg or cmdline"},
                  "nccl-tests": {"nccl-tests", "nccl-log"},  # nccl-tests output (INFO lines may be inside)
-                 "nccl-log": {"nccl-log"}}
+                 "nccl-log": {"nccl-log"},
+                 "nvidia-smi-q": {"nvidia-smi-q"}}
 EXAMPLE_KINDS["xml"].add("link speeds")  # NET005 reads a dump's net speeds too
 # Fabric outputs (one file each, written as bad.txt / good.txt and recognised by content).
 EXAMPLE_KINDS.update({"ibstat": {"ports", "link speeds"}, "ibv_devinfo": {"ports", "link speeds"},
@@ -114,6 +115,9 @@ def _catalog() -> dict[str, tuple[str, str]]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) >= 3 and re.fullmatch(r"[A-Z]+\d{3}", cells[0]):
             rows[cells[0]] = (cells[1].strip("`"), cells[2])
+        prose = re.match(r"([A-Z]+\d{3}) \(([a-z0-9-]+), ([a-z]+(?:, preview)?)\):", line)
+        if prose:  # a rule the catalog names in a sentence: "NVL004 (nvlink-fabric-not-ready, error): ..."
+            rows.setdefault(prose.group(1), (prose.group(2), prose.group(3)))
     return rows
 
 

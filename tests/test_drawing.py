@@ -246,8 +246,9 @@ def test_check_html_is_one_self_contained_page_under_500_kb(tmp_path):
 
 
 def test_a_cached_run_still_draws_its_nodes(tmp_path, monkeypatch):
-    """The rules stage drops a node's facts, and the cache spares parsing it: the drawing reads the
-    inputs again, so a warm run draws what a cold one does."""
+    """The rules stage drops a node's facts, and the cache spares parsing it: a drawing run is not
+    answered by the cache (each node is drawn while it is checked), so a warm run draws what a cold
+    one does; it still writes the entries a later run without drawings reads."""
     monkeypatch.delenv("TOPOLINT_NO_CACHE", raising=False)
     cold, warm = tmp_path / "cold.html", tmp_path / "warm.html"
     for out in (cold, warm):
@@ -259,8 +260,11 @@ def test_a_cached_run_still_draws_its_nodes(tmp_path, monkeypatch):
 def test_the_python_api_renders_html_and_markdown():
     import topolint
 
-    result = topolint.check([DGX], isolated=True)
+    result = topolint.check([DGX], isolated=True, drawings=True)
     assert result.render("html").count("<svg") == 1 and "```mermaid" in result.render("markdown")
+    # rendered twice, marked once each time: the kept drawing is not marked in place
+    assert result.render("html") == result.render("html")
+    assert "<svg" not in topolint.check([DGX], isolated=True).render("html")  # drawings not asked for
 
 
 def test_check_html_draws_each_node_of_a_cluster(tmp_path):
@@ -398,3 +402,47 @@ def test_graph_of_an_unreadable_input_says_why_and_exits_2(tmp_path):
     assert result.exit_code == 2 and "TL001" in result.stderr and "Traceback" not in result.stderr
     nothing = run_cli("graph", FIXTURES / "rules" / "ENV004" / "bad.env", "--isolated")
     assert nothing.exit_code == 2 and "nothing to draw" in nothing.stderr
+
+
+def test_a_drawing_run_parses_each_input_once(tmp_path, monkeypatch):
+    """The drawings are made while each node is checked (drawing/views.py DrawingRequest), from the
+    facts the run parsed: html, markdown and graph read no input a second time."""
+    import topolint.inputs.collect as collect_module
+
+    cluster = tmp_path / "cluster"
+    for name in ("a", "b"):
+        (cluster / name).mkdir(parents=True)
+        (cluster / name / "topo.xml").write_text((ROOT / DGX).read_text())
+    parsed = []
+    real = collect_module.parse
+
+    def counting(fmt, source):
+        parsed.append(source.path)
+        return real(fmt, source)
+
+    monkeypatch.setattr(collect_module, "parse", counting)
+    result = run_check(CheckOptions(paths=[str(cluster)], isolated=True, cache=False, drawings={}))
+    assert sorted(parsed) == sorted(str(cluster / n / "topo.xml") for n in ("a", "b"))
+    html = result.render("html") + result.render("markdown")
+    assert html.count("<svg") == 2 and len(parsed) == 2
+    from topolint.commands.graph import run_graph
+
+    parsed.clear()
+    assert run_graph([str(cluster)], host="b", isolated=True).picture.node == "b" and len(parsed) == 2
+
+
+def test_a_run_keeps_the_drawings_of_its_worst_nodes_only(tmp_path, monkeypatch):
+    """Memory follows the kept count, not the node count: a clean node's drawing gives way to one
+    with a finding; the report still counts the nodes it left out."""
+    import topolint.commands.check as check_module
+
+    monkeypatch.setattr(check_module, "KEPT_VIEWS", 1)
+    cluster = tmp_path / "cluster"
+    for name, source in (("a-clean", DRAWING / "gb200-tray-dump.xml"), ("b-warned", ROOT / DGX)):
+        (cluster / name).mkdir(parents=True)
+        (cluster / name / "topo.xml").write_text(source.read_text())
+    result = run_check(CheckOptions(paths=[str(cluster)], isolated=True, cache=False, drawings={}))
+    assert any(f.node == "b-warned" for f in result.active) and not any(f.node == "a-clean" for f in result.active)
+    assert list(result.views) == ["b-warned"] and result.views_made == 2
+    pictures, left_out = check_module.drawings(result, result.active)
+    assert [p.node for p in pictures] == ["b-warned"] and left_out == 1

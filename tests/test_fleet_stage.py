@@ -280,4 +280,7 @@ def test_every_field_of_an_inventory_is_stated_or_said_unknown_with_why(cluster,
         assert document["unknown"]["nics.mtu"] == "not stated for 8 of 8 ports (every one): ibv_devinfo states " \
                                                   "the active MTU"
         assert document["unknown"]["nics.gid_index"] == "not applicable: an InfiniBand port has no RoCE GID index"
-        assert set(document["unknown"]) == {"nics.mtu", "nics.netdev", "nics.netdev_mtu", "nics.gid_index"}
+        assert set(document["unknown"]) == {"nics.mtu", "nics.netdev", "nics.netdev_mtu", "nics.gid_index",
+                                            "gpus.fabric_state", "nvlink_domain"}
+        assert document["unknown"]["nvlink_domain"] == "not stated: nvidia-smi -q states the GPUs' Fabric " \
+                                                       "ClusterUUID and CliqueId"

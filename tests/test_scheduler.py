@@ -64,7 +64,7 @@ def test_a_clusters_top_files_go_to_the_cluster_not_a_node(tmp_path):
     (tmp_path / "hostfile").write_text("gpu02\ngpu01\n")  # hosts alone: known by its name
     found = collect([str(tmp_path)])
     assert [n.name for n in found.nodes] == ["gpu01", "gpu02"]
-    assert sorted(type(facts).__name__ for facts, _ in found.cluster_inputs) == ["HostOrder", "TopologyFile"]
+    assert sorted(type(f.facts).__name__ for f in found.cluster_files) == ["HostOrder", "TopologyFile"]
 
 
 def test_ring_and_tree_counts_follow_nccl():

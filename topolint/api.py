@@ -29,7 +29,7 @@ def check(paths: Iterable[str | Path] | str | Path = (".",), *, select: Iterable
           node: str | None = None, extend_exclude: Iterable[str] = (), force_exclude: bool = False,
           require_suppression_reason: bool = False, baseline: str | Path | None = None,
           baseline_missing: str = "error", project_root: str | Path | None = None, cache: bool = False,
-          cache_dir: str | Path | None = None, cross_file: str = "include") -> CheckResult:
+          cache_dir: str | Path | None = None, cross_file: str = "include", drawings: bool = False) -> CheckResult:
     """Check topology dumps, node folders, cluster folders and config files, as `topolint check`.
 
     Selectors (``select``, ``extend_select``, ``ignore``) are codes, prefixes, categories, slugs
@@ -38,7 +38,9 @@ def check(paths: Iterable[str | Path] | str | Path = (".",), *, select: Iterable
     suppressed and baselined ones have ``suppressed=True``); ``result.summary`` counts them;
     ``result.exit_code()`` is what the command line would exit with; ``result.render("sarif")``
     gives any output format. ``cross_file="only"`` keeps the findings that involve several files
-    (``"exclude"`` the others), as the pre-commit hooks do.
+    (``"exclude"`` the others), as the pre-commit hooks do. ``drawings=True`` draws each node
+    while it is checked, for ``render("html")`` and ``render("markdown")`` to show (without it they
+    show the findings only).
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -52,6 +54,7 @@ def check(paths: Iterable[str | Path] | str | Path = (".",), *, select: Iterable
         rule_dirs=[Path(d) for d in rule_dirs], cache=cache,
         cache_dir=Path(cache_dir) if cache_dir is not None else None,
         config=Path(config) if config is not None else None, isolated=isolated,
+        drawings={} if drawings else None,
         extend_exclude=list(extend_exclude), force_exclude=force_exclude,
         require_suppression_reason=require_suppression_reason,
         baseline=Path(baseline) if baseline is not None else None, cross_file=cross_file,

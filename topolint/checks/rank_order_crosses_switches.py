@@ -39,7 +39,7 @@ def leaf_map(cluster, hosts: list[str]) -> LeafMap | None:
             group = fabric.leaf_group(host)
             if not group:
                 break
-            path, line = fabric.where(host)
+            path, line = (fabric.where(host) or ("the fabric files", 1))
             members[host] = Member(frozenset(group), path, line, f"cabled to {', '.join(sorted(group))}")
         else:
             return LeafMap("the fabric files", members)

@@ -71,7 +71,7 @@ def _cabling(file, topology, fabric) -> Iterator[Hit]:
         for host, own in known:
             if own == group:
                 continue
-            path, line = fabric.where(host)
+            path, line = (fabric.where(host) or ("the fabric files", 1))
             evidence = [f"{file.path}:{switch.loc.line}: {host} under switch {switch.name}",
                         f"{path}:{line}: {host} is cabled to {'+'.join(sorted(own))}",
                         f"{count} of the {len(known)} nodes of {switch.name} the fabric shows are cabled to {shared}"]
@@ -87,7 +87,7 @@ def _missing(file, topology, placed: set[str], fabric, cluster, where_not: str) 
     if fabric is not None:
         for host in fabric.hosts():
             if host not in placed:
-                path, line = fabric.where(host)
+                path, line = (fabric.where(host) or ("the fabric files", 1))
                 wanted.setdefault(host, (path, line, "the fabric files show it"))
     run_nodes = list(cluster.inventories)
     if any(node in placed for node in run_nodes):
@@ -150,7 +150,7 @@ def _disconnected(file, topology, fabric) -> Iterator[Hit]:
         defined = [names[n] for n in part if n in names]
         first = min(defined, key=lambda s: s.loc.line)
         joined = next(h for h in hosts if components([h]) & shared)
-        path, line = fabric.where(joined)
+        path, line = (fabric.where(joined) or ("the fabric files", 1))
         evidence = [f"{file.path}: {len(parts)} parts of the tree with no switch in common; the largest holds "
                     f"{len(parts[0])} switches",
                     f"this part: {compress(sorted(part), 8)} ({len(hosts)} nodes: {compress(hosts, 6)})",

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 SEVERITIES = ("error", "warning", "info")
 DRAWING_FORMATS = ("html", "markdown")  # formats that draw the nodes (drawing/views.py)
+DRAWN_FORMATS = ("nccl-topo-xml", "hwloc", "nvidia-smi-topo")  # the inputs a node is drawn from
 MAX_DRAWN_NODES = 32  # a report draws at most this many nodes: those with the most severe findings first
+KEPT_VIEWS = 2 * MAX_DRAWN_NODES  # drawings a run keeps: suppressions and cross-node findings may reorder them
 
 
 def split_selectors(values: Iterable[str] | str | None) -> list[str]:
@@ -63,6 +65,10 @@ class CheckOptions:
     jobs: int = 1  # processes checking nodes (engine/parallel.py); 0: one per CPU
     inventory: Path | None = None  # --inventory: build every node's inventory (CheckResult.inventories)
     progress: object = None  # commands/progress.py RunProgress: the command line's progress line on a terminal
+    # Draw the nodes while they are checked (html and markdown reports, topolint graph): None, or the
+    # drawing/views.py DrawingRequest fields besides the version ({} for its defaults). The result
+    # cache does not answer such a run (a drawing needs the node's facts); it still writes it.
+    drawings: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -96,9 +102,15 @@ class CheckResult:
     fail_levels: dict[str, str] = field(default_factory=dict)
     reason_required: set[str] = field(default_factory=set)  # files whose suppressions need a reason
     inventories: dict = field(default_factory=dict)  # node -> fleet Inventory, with CheckOptions.inventory
-    options: CheckOptions | None = None  # what ran: the drawings of html and markdown read the inputs again
+    options: CheckOptions | None = None  # what ran
     plan: Plan | None = None  # the run's own (root) plan
     plans: object = None  # Plans: each folder's configuration (the excludes the inputs were read with)
+    # With CheckOptions.drawings: node -> its unmarked drawing (drawing/views.py Picture), for the
+    # nodes with the most severe findings; how many nodes could be drawn in all.
+    views: dict = field(default_factory=dict)
+    views_made: int = 0
+    drawable: list = field(default_factory=list)  # nodes holding a topology, hwloc export or matrix (by format)
+    problems: list = field(default_factory=list)  # InputProblem (TL001/TL002) from reading the inputs
 
     @property
     def active(self) -> list[Finding]:
@@ -134,7 +146,7 @@ class CheckResult:
         from topolint.reporters import render
 
         report = self.report
-        if fmt in DRAWING_FORMATS:
+        if fmt in DRAWING_FORMATS and self.options is not None and self.options.drawings is not None:
             pictures, not_drawn = drawings(self, self.active)
             report = replace(report, pictures=pictures, not_drawn=not_drawn)
         return render(fmt, report)
@@ -394,9 +406,15 @@ def _run_options(options: CheckOptions, plan: Plan):
     origin, named = ("option", "--nccl-version") if options.nccl_version else \
         ("config", f"nccl-version in {plan.loaded.path.name if plan.loaded.path else 'the configuration'}") \
         if config.nccl_version else ("default", "")
+    node_view = None
+    if options.drawings is not None:
+        from topolint.drawing.views import DrawingRequest
+
+        node_view = DrawingRequest(plan.version, **options.drawings)
     return RunOptions(nccl_version=plan.version, extra_variables=tuple(config.extra_variables),
                       jobs=options.jobs, nccl_version_origin=origin, nccl_version_named=named,
-                      inventories=options.inventory is not None, progress=options.progress)
+                      inventories=options.inventory is not None, progress=options.progress,
+                      node_view=node_view, views_kept=KEPT_VIEWS)
 
 
 class _Caches:
@@ -405,10 +423,10 @@ class _Caches:
     exactly the nodes below it. Nodes checked against a topology are not cached (what their
     measurements are judged against depends on it)."""
 
-    def __init__(self, plans: Plans):
+    def __init__(self, plans: Plans, answers: bool = True):
         from topolint.engine.cache import ResultCache
 
-        self.plans = plans
+        self.plans, self.answers = plans, answers  # answers False: entries are written, never read
         root = plans.root
         self.root = ResultCache(root.cache_dir, root.rules, _run_options(plans.options, root))
         self._by_plan = {id(root): self.root}
@@ -427,7 +445,7 @@ class _Caches:
         return cache.key(node)
 
     def get(self, key: str):
-        return self.root.get(key)
+        return self.root.get(key) if self.answers else None
 
     def put(self, *args, **kwargs) -> None:
         self.root.put(*args, **kwargs)
@@ -493,7 +511,8 @@ def run_check(options: CheckOptions) -> CheckResult:
     plans = Plans(options)
     root = plans.root
     baseline = _load_baseline(options)
-    cache = _Caches(plans) if root.cache_dir is not None else None
+    # A drawing needs the node's facts: a drawing run is not answered by the cache (it still writes it).
+    cache = _Caches(plans, answers=options.drawings is None) if root.cache_dir is not None else None
     budget = _budget(options)
     collection = _collect(options, plans, cache, lazy=True, budget=budget)  # nodes parsed one at a time by the runner
     parts_in = split(collection, plans.folders) if not plans.tree.fixed else [(root.loaded, collection)]
@@ -547,7 +566,7 @@ def _check_part(options: CheckOptions, plan: Plan, collection, cache) -> _Part:
         raise UsageError(f"bad rule definition: {exc}") from None
     unreadable = any(f.code == "TL001" for f in result.findings)
     sources = {path: src for node in collection.nodes for path, src in node.sources.items()}
-    sources.update(collection.cluster_sources)  # topology files, hostfiles, labels: the cluster stage's
+    sources.update((f.source.path, f.source) for f in collection.cluster_files)  # fabric files
     for config_file in collection.configs:  # a script's sourced files show its findings' lines
         for sourced in config_file.included:
             sources.setdefault(sourced.path, sourced)
@@ -612,48 +631,29 @@ def _result(options, plans: Plans, parts: list, findings: list, sources: dict, c
         read_back = {node.name for node in collection.nodes if node.inventory is not None}
         inventories = {name: inv for part in parts for name, inv in part.run.inventories.items()
                        if name not in read_back}
+    views = {name: view for part in parts for name, view in part.run.views.items()}
     return CheckResult(findings=findings, report=report, fail_level=root.fail_level, nccl_version=str(root.version),
                        config_path=root.loaded.path, notes=notes, messages=messages, fail_levels=levels,
-                       reason_required=reasons, inventories=inventories, options=options, plan=root, plans=plans)
-
-
-def read_again(result: CheckResult):
-    """The run's inputs read again, parsed (the rules stage drops each node's facts once it is
-    checked, and the cache may spare parsing at all): standard input from the text the run kept."""
-    import io
-
-    from topolint.inputs.collect import collect
-    from topolint.inputs.source import InputBudget
-
-    options, plans = result.options, result.plans
-    if options is None or plans is None:
-        return None
-    stdin = None
-    if "-" in options.paths:
-        kept = result.report.sources.get(options.stdin_filename or "-")
-        stdin = io.BytesIO(kept.text.encode("utf-8") if kept is not None else b"")
-    budget = InputBudget(options.max_total_input) if options.max_total_input else None
-    return collect(_paths(options, plans), node_name=options.node, stdin_filename=options.stdin_filename,
-                   stdin=stdin, exclude=plans.excludes, budget=budget)
+                       reason_required=reasons, inventories=inventories, options=options, plan=root, plans=plans,
+                       views=views, views_made=sum(part.run.views_made for part in parts),
+                       drawable=[node.name for node in collection.nodes
+                                 if any(src.format in DRAWN_FORMATS for src in node.sources.values())],
+                       problems=[problem for part in parts for problem in part.problems])
 
 
 def drawings(result: CheckResult, findings: list, limit: int = MAX_DRAWN_NODES) -> tuple[list, int]:
-    """The nodes of a run drawn with ``findings`` marked (drawing/views.py Picture), the nodes with
-    the most severe findings first, at most ``limit``; and how many drawable nodes were left out."""
+    """The nodes the run drew (CheckOptions.drawings) with ``findings`` marked (drawing/views.py
+    Picture), the nodes with the most severe findings first, at most ``limit``; and how many
+    drawable nodes were left out."""
     from topolint.drawing.marks import SEVERITY_RANK
-    from topolint.drawing.views import picture
+    from topolint.drawing.views import marked
 
-    collection = read_again(result)
-    if collection is None:
-        return [], 0
-    plan = result.plan
     worst: dict[str, int] = {}
     for f in findings:
         worst[f.node] = min(worst.get(f.node, 9), SEVERITY_RANK.get(f.severity, 9))
-    nodes = sorted((n for n in collection.nodes if n.topologies or n.hwloc or n.matrices),
-                   key=lambda n: worst.get(n.name, 9))
-    pictures = [found for found in (picture(node, findings, plan.version) for node in nodes[:limit]) if found]
-    return pictures, max(0, len(nodes) - limit)
+    order = {name: index for index, name in enumerate(result.views)}  # the run's node order
+    names = sorted(result.views, key=lambda name: (worst.get(name, 9), order[name]))[:limit]
+    return [marked(result.views[name], findings) for name in names], max(0, result.views_made - len(names))
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:
@@ -810,6 +810,8 @@ def cli(args) -> int:
         raise UsageError("--statistics prints a table (full or concise) or JSON; not sarif, github, html or markdown")
     if "-" in options.paths and not options.stdin_filename and any(f in ("sarif", "github") for f, _ in outputs):
         raise UsageError("reading stdin for sarif or github output needs --stdin-filename (the file's path in the repository)")
+    if not args.statistics and any(fmt in DRAWING_FORMATS for fmt, _ in outputs):
+        options.drawings = {}  # drawn while each node is checked
     from topolint.commands import fix
 
     if fix.wants_fix_command(args):

@@ -1,7 +1,7 @@
 """`topolint graph`: one node drawn from its inputs, with its findings and the estimate's bottleneck.
 
-``run_graph`` reads the inputs (the collection ``check`` uses), runs the checks for the findings
-and draws one node (drawing/views.py): the node named by ``--host``, else the one with the most
+``run_graph`` runs the checks for the findings, drawing each node while it is checked (nothing is
+parsed twice), and shows one node (drawing/views.py): the node named by ``--host``, else the one with the most
 severe finding, else the first that can be drawn. ``render_graph`` writes it as SVG, a
 self-contained HTML page, Graphviz DOT or Mermaid. cli.py only parses the arguments.
 """
@@ -32,35 +32,25 @@ class GraphRun:
 def run_graph(paths: list[str], host: str | None = None, nccl_version: str | None = None, estimate: bool = True,
               nodes: int | None = None, config=None, isolated: bool = False,
               stdin_filename: str | None = None) -> GraphRun:
-    from topolint.commands.check import CheckOptions, UsageError, read_again, run_check
-    from topolint.drawing.marks import SEVERITY_RANK
-    from topolint.drawing.views import picture
+    from topolint.commands.check import CheckOptions, UsageError, drawings, run_check
 
+    drawing = {"estimate": estimate, "nodes": nodes, "host": host}
     try:
         result = run_check(CheckOptions(paths=list(paths), nccl_version=nccl_version, config=config,
-                                        isolated=isolated, cache=False, stdin_filename=stdin_filename))
+                                        isolated=isolated, cache=False, stdin_filename=stdin_filename,
+                                        drawings=drawing))
     except UsageError as exc:
         raise GraphUsageError(str(exc)) from None
-    collection = read_again(result)
-    drawable = [n for n in collection.nodes if n.topologies or n.hwloc or n.matrices]
-    version = result.plan.version
+    problems = result.problems
+    pictures, _ = drawings(result, result.active, limit=1)
+    if pictures:
+        shown = pictures[0]
+        return GraphRun(shown, shown.findings, problems, str(result.plan.version))
     if host is not None:
-        chosen = [n for n in drawable if n.name == host]
-        if not chosen:
-            names = ", ".join(n.name for n in drawable) or "none"
-            raise GraphUsageError(f"--host {host!r}: no such node to draw (nodes with a topology, hwloc export or "
-                                  f"matrix: {names})")
-    else:
-        worst = {}
-        for f in result.active:
-            worst[f.node] = min(worst.get(f.node, 9), SEVERITY_RANK.get(f.severity, 9))
-        chosen = sorted(drawable, key=lambda n: worst.get(n.name, 9))
-    for node in chosen:
-        shown = picture(node, result.active, version, estimate=estimate, nodes=nodes)
-        if shown is not None:
-            return GraphRun(shown, shown.findings, collection.problems, str(version))
-    if collection.problems:
-        return GraphRun(None, [], collection.problems, str(version))
+        raise GraphUsageError(f"--host {host!r}: no such node to draw (nodes with a topology, hwloc export or "
+                              f"matrix: {', '.join(dict.fromkeys(result.drawable)) or 'none'})")
+    if problems:
+        return GraphRun(None, [], problems, str(result.plan.version))
     raise GraphUsageError("nothing to draw: no NCCL topology XML, hwloc export or nvidia-smi topo -m matrix "
                           "among the inputs")
 

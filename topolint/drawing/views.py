@@ -125,15 +125,55 @@ def picture(node, findings, version, estimate: bool = True, nodes: int | None = 
     """``node`` drawn with ``findings`` (of this node) marked and, with ``estimate``, the bottlenecks
     of an all-reduce of ``size`` bytes on ``nodes`` nodes like it (default: 2 where a network device
     reaches a GPU, else 1)."""
+    shown = unmarked_picture(node, version, estimate, nodes, size)
+    return None if shown is None else marked(shown, findings)
+
+
+def unmarked_picture(node, version, estimate: bool = True, nodes: int | None = None,
+                     size: int = DEFAULT_SIZE) -> Picture | None:
+    """``node`` drawn with the estimate's bottlenecks and no findings yet: what a run keeps of a
+    node while its facts are in memory (DrawingRequest), to be ``marked`` once the findings are
+    final (suppressions, cross-node groups)."""
     diagram = node_diagram(node, version)
     if diagram is None:
         return None
-    mine = [f for f in findings if _node_of(f) == node.name]
-    mark_findings(diagram, mine)
-    shown = Picture(node.name, diagram, findings=mine)
+    shown = Picture(node.name, diagram)
     if estimate:
         _add_estimate(shown, node, version, nodes, size)
     return shown
+
+
+def marked(shown: Picture, findings) -> Picture:
+    """A copy of ``shown`` with the findings about its node marked (the kept picture stays
+    unmarked: a second report of the same run marks it again)."""
+    from copy import deepcopy
+
+    shown = deepcopy(shown)
+    mine = [f for f in findings if _node_of(f) == shown.node]
+    mark_findings(shown.diagram, mine)
+    shown.findings = mine
+    return shown
+
+
+@dataclass(frozen=True)
+class DrawingRequest:
+    """What a run draws of each node while the node's facts are in memory (the runner drops them
+    once the node is checked, and a worker process has them only there): engine/runner.py calls
+    it per node (RunOptions.node_view), so nothing is parsed a second time to draw. Picklable: it
+    travels to the worker processes."""
+
+    version: object  # model/nccl_version.py NcclVersion the drawing reads the topology with
+    estimate: bool = True
+    nodes: int | None = None
+    size: int = DEFAULT_SIZE
+    host: str | None = None  # draw only this node (topolint graph --host)
+
+    def __call__(self, node) -> Picture | None:
+        if self.host is not None and node.name != self.host:
+            return None
+        if not (node.topologies or node.hwloc or node.matrices):
+            return None
+        return unmarked_picture(node, self.version, self.estimate, self.nodes, self.size)
 
 
 def _node_of(finding) -> str | None:

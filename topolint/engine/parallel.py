@@ -69,6 +69,7 @@ class NodeOutcome:
     dropped: list = field(default_factory=list)  # sources parsing removed from the node
     unparsed: list = field(default_factory=list)  # paths parsing moved to collection.unparsed
     inventory: object = None  # the node's fleet inventory, for the cluster stage in the parent
+    view: object = None  # RunOptions.node_view's value for the node (its drawing)
 
 
 _WORK: tuple | None = None  # (nodes, check_node): set before the fork, inherited by the workers
@@ -89,7 +90,7 @@ def _check_one(index: int) -> NodeOutcome:
                        for path, rule, exc, name in collection.internal_errors[marks[2]:]],
         node_notes=node.notes[marks[3]:], dropped=sorted(sources - set(node.sources)),
         unparsed=[path for path in collection.unparsed if path not in unparsed],
-        inventory=result.inventories.get(node.name))
+        inventory=result.inventories.get(node.name), view=result.views.get(node.name))
 
 
 def outcomes(nodes: list, check_node, workers: int):
@@ -114,6 +115,8 @@ def apply(outcome: NodeOutcome, node, collection, result) -> None:
     result.internal_errors.extend(outcome.internal_errors)
     if outcome.inventory is not None:
         result.inventories[node.name] = outcome.inventory
+    if outcome.view is not None:
+        result.views[node.name] = outcome.view
     collection.problems.extend(outcome.problems)
     collection.notes.extend(outcome.collection_notes)
     collection.internal_errors.extend(outcome.parser_errors)

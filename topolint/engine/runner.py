@@ -29,6 +29,11 @@ class RunOptions:
     # (the newest known, which evidence in the inputs may replace: model/nccl_in_force.py).
     nccl_version_origin: str = "default"
     nccl_version_named: str = ""  # "--nccl-version", "nccl-version in .topolint.toml"
+    # Called with each checked node while its facts are in memory (a picklable callable: it runs in
+    # the workers too); what it returns is kept in RunResult.views, for at most views_kept nodes,
+    # those with the most severe findings (the drawings: drawing/views.py DrawingRequest).
+    node_view: Any = None
+    views_kept: int = 0
 
 
 class CheckContext:
@@ -107,6 +112,8 @@ class RunResult:
     ran: dict[str, set[str]] = field(default_factory=dict)  # node name -> codes of the rules that ran on it
     internal_errors: list[InternalError] = field(default_factory=list)  # bugs in checks (engine/internal.py)
     inventories: dict[str, Any] = field(default_factory=dict)  # node name -> fleet.inventory.Inventory
+    views: dict[str, Any] = field(default_factory=dict)  # node name -> RunOptions.node_view's value
+    views_made: int = 0  # nodes that gave a view, kept or not
 
 
 def _format(template: str, fields: dict[str, Any], rule: RuleDefinition) -> str:
@@ -216,10 +223,10 @@ def _prepare_runnable(rules: list[RuleDefinition], collection: Collection) -> tu
 
 
 def cluster_stage_possible(collection: Collection) -> bool:
-    """Whether the cluster stage can run: it compares nodes, two at least. A run of one node
-    neither imports the cross-node checks nor builds what only they read. Cluster-wide inputs
-    (a topology file, a hostfile, node labels) are something to check with any number of nodes."""
-    return len(collection.nodes) >= 2 or bool(collection.cluster_inputs)
+    """Whether the cluster stage can run: it compares nodes, two at least, or reads the files of
+    the cluster (the fabric as cabled). A run of one node neither imports the cross-node checks
+    nor builds what only they read."""
+    return len(collection.nodes) >= 2 or bool(collection.cluster_files)
 
 
 def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions, cache=None) -> RunResult:
@@ -246,6 +253,7 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
     checker.inventories = options.inventories or cache is not None or (
         cluster_stage_possible(collection) and any(is_cluster_check(n) for n in needs.values()))
     from_workers = _worker_outcomes(checker, collection, options)
+    views = _KeptViews(options.views_kept)
     for index, node in enumerate(collection.nodes):
         if options.progress is not None:
             options.progress.node(index, len(collection.nodes))
@@ -264,6 +272,8 @@ def run(rules: list[RuleDefinition], collection: Collection, options: RunOptions
             parallel.apply(next(from_workers), node, collection, result)
         else:
             checker.into(node, result)
+        if node.name in result.views:
+            views.keep(node.name, index, result.findings[first_finding:], result)
         if cache is not None and node.cache_key and node.name not in unreadable.names() \
                 and len(result.internal_errors) == errors_before:
             cache.put(node.cache_key, result.findings[first_finding:], result.notes[first_note:],
@@ -328,6 +338,8 @@ class _NodeChecker:
         _check_node(node, self, self.collection, self.options, result)
         if self.inventories:
             _add_inventory(node, self.configs_of(node), result)
+        if self.options.node_view is not None:
+            _add_view(node, self.options.node_view, result)
 
     def __call__(self, node: NodeModel) -> RunResult:
         """In a worker: the node's result; its facts are dropped as the parent drops them."""
@@ -376,6 +388,40 @@ def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, 
     for topology in node.topologies:  # --verbose: what the node's facts filled in its static files
         if topology.kind == "static":
             result.notes.extend(f"completion: {note}" for note in context.completion(topology).notes())
+
+
+def _add_view(node: NodeModel, node_view, result: RunResult) -> None:
+    try:
+        view = node_view(node)
+    except Exception as exc:  # noqa: BLE001 - a bug in a drawing: exit 2, the findings still stand
+        result.internal_errors.append(InternalError(node_input(node), "drawing", describe(exc)))
+        return
+    if view is not None:
+        result.views[node.name] = view
+
+
+_SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+class _KeptViews:
+    """The node views a run keeps: the ``limit`` nodes with the most severe findings, earlier
+    nodes first among equals, so memory follows the limit, not the node count. Ranked by the
+    findings as the node's rules gave them (before suppression and the cluster stage); the
+    reporter ranks the kept ones again by the final findings."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.rank: dict[str, tuple[int, int]] = {}
+
+    def keep(self, name: str, order: int, findings: list[Finding], result: RunResult) -> None:
+        result.views_made += 1
+        views = result.views
+        worst = min((_SEVERITY_RANK.get(f.severity, 9) for f in findings), default=9)
+        self.rank[name] = (worst, order)
+        if len(views) > self.limit:
+            dropped = max((n for n in views if n in self.rank), key=self.rank.__getitem__)
+            del views[dropped]
+            del self.rank[dropped]
 
 
 class _UnreadableNodes:
@@ -486,29 +532,54 @@ def _add_inventory(node: NodeModel, configs: list, result: RunResult) -> None:
         result.inventories[node.name] = inventory
 
 
+def _no_inventories(rule: RuleDefinition, result: RunResult, collection: Collection) -> str:
+    return (f"{rule.code} not run on the cluster: {len(result.inventories)} of its {len(collection.nodes)} nodes "
+            "show machine facts (an inventory), two are compared")
+
+
+def cluster_model(collection: Collection, result: RunResult):
+    """The ClusterModel the cluster checks read: the nodes' inventories in the run's node order,
+    and what the cluster's own files say (fleet/cluster.py): the fabric graph of its fabric
+    files, joined to those nodes."""
+    from topolint.fleet.cluster import ClusterModel
+
+    order = [node.name for node in collection.nodes if node.name in result.inventories]
+    from topolint.inputs.cluster_sniff import FABRIC_FILE_FORMATS
+    from topolint.model.scheduler import SCHEDULER_FORMATS
+
+    cluster = ClusterModel(inventories={name: result.inventories[name] for name in order},
+                           inputs=[(f.facts, f.host) for f in collection.cluster_files if f.format in SCHEDULER_FORMATS])
+
+    fabric_files = [f.facts for f in collection.cluster_files if f.format in FABRIC_FILE_FORMATS]
+    if fabric_files:
+        from topolint.fleet.fabric_graph import fabric_graph
+
+        cluster.fabric = fabric_graph(fabric_files, cluster.inventories)
+    return cluster
+
+
 def run_cluster_checks(prepared: list[tuple], collection: Collection, options: RunOptions, result: RunResult) -> None:
     """The cluster stage: checks with NEEDS ("cluster", ...) run once, after every node's rules,
     on a ClusterModel of the nodes' inventories (in this process: workers sent theirs back).
 
     A hit is about one node: its entity starts with the node's name (fleet/cluster.py)."""
     cluster_rules = [p for p in prepared if is_cluster_check(tuple(p[1].NEEDS))]
-    wide = collection.cluster_inputs  # cluster-wide inputs: checked whatever the number of inventories
-    if cluster_rules and len(result.inventories) < 2 and not wide:
-        result.notes.extend(f"{rule.code} not run on the cluster: {len(result.inventories)} of its "
-                            f"{len(collection.nodes)} nodes show machine facts (an inventory), two are compared"
-                            for rule, _, _ in cluster_rules)
-    if not cluster_rules or (len(result.inventories) < 2 and not wide):
+    if not cluster_rules or (len(result.inventories) < 2 and not collection.cluster_files):
+        result.notes.extend(_no_inventories(rule, result, collection) for rule, _, _ in cluster_rules)
         return
-    from topolint.fleet.cluster import ClusterModel, node_of_entity
+    from topolint.fleet.cluster import node_of_entity
 
-    order = [node.name for node in collection.nodes if node.name in result.inventories]
-    cluster = ClusterModel(inventories={name: result.inventories[name] for name in order}, inputs=list(wide))
+    cluster = cluster_model(collection, result)
+    order = list(cluster.inventories)
     if options.progress is not None:
         options.progress.stage(f"comparing {len(order)} nodes")
     available = cluster.available()
     context = CheckContext(None, options, collection.configs, cluster=cluster)
     for rule, module, params in cluster_rules:
         missing = [need for need in module.NEEDS if need not in available]
+        if missing == ["inventories"]:
+            result.notes.append(_no_inventories(rule, result, collection))
+            continue
         if missing:
             result.notes.append(f"{rule.code} not run on the cluster: no {', '.join(missing)} input")
             continue

@@ -131,6 +131,29 @@ def _from_nvlink_status(node, gpus: _Gpus) -> None:
         gpus.put(record, "model", sourced(model.name if model is not None else None, gpu.loc))
 
 
+def _from_gpu_query(node, gpus: _Gpus) -> tuple[Sourced | None, bool]:
+    """``nvidia-smi -q`` / ``--query-gpu``: each GPU's model and Fabric fields, by the bus id the
+    join gives it; and the node's NVLink domain (the first GPU's that states one), with whether any
+    GPU printed a Fabric section at all (one that states no domain: not applicable)."""
+    domain, fabric_seen = None, False
+    for joined in node_join(node).queried:
+        gpu = joined.gpu
+        record = gpus.get(joined.key, gpu.index if gpu.index_stated else None)
+        model = gpu_model_by_name(gpu.name.value) if gpu.name is not None else None
+        gpus.put(record, "model", sourced(model.name if model is not None else None, gpu.name and gpu.name.loc))
+        fabric = gpu.fabric
+        if fabric is None:
+            continue
+        fabric_seen = True
+        for name, stated in (("fabric_state", fabric.state), ("fabric_status", fabric.status),
+                             ("fabric_health", fabric.health_summary)):
+            if stated is not None:
+                gpus.put(record, name, sourced(stated.text, stated.loc))
+        if domain is None and fabric.domain is not None:
+            domain = sourced(fabric.domain, fabric.cluster_uuid.loc)
+    return domain, fabric_seen
+
+
 def _from_matrices(node, gpus: _Gpus) -> None:
     """``nvidia-smi topo -m``: each GPU's NVLinks as the join counts a row's NV# cells (to the
     NVSwitches, or the sum of its direct links) and its NUMA node."""
@@ -276,6 +299,8 @@ _STATED_BY = {
     "gpus.pcie_gen": "lspci -vvv states the link (LnkSta)",
     "gpus.pcie_width": "lspci -vvv states the link (LnkSta)",
     "gpus.numa_node": "lspci -vvv, an NCCL dump or nvidia-smi topo -m states the GPU's NUMA node",
+    "gpus.fabric_state": "nvidia-smi -q states each GPU's Fabric State, Status and Health",
+    "nvlink_domain": "nvidia-smi -q states the GPUs' Fabric ClusterUUID and CliqueId",
     "nics.model": "ibstat (CA type) or ibv_devinfo names the HCA model",
     "nics.rate_gbps": "ibstat, ibstatus, ibv_devinfo or ethtool states the rate",
     "nics.firmware": "ibstat or ibv_devinfo states the firmware",
@@ -293,14 +318,20 @@ _STATED_BY = {
     "software.nvidia_peermem": "/proc/modules or lsmod lists the loaded modules",
 }
 _NOT_ROCE = "an InfiniBand port has no RoCE GID index"
+_NO_DOMAIN = ("the GPUs' Fabric sections name no ClusterUUID (N/A, or all zeros: an HGX board's own "
+              "NVSwitches): no multi-node NVLink domain")
 
 
-def _unknown(inventory: Inventory) -> dict[str, str]:
-    """Each field of the inventory no input stated, with the parts it is missing on and why."""
+def _unknown(inventory: Inventory, fabric_seen: bool = False) -> dict[str, str]:
+    """Each field of the inventory no input stated, with the parts it is missing on and why
+    (``fabric_seen``: a GPU printed a Fabric section, so a missing NVLink domain is none)."""
     found = {}
     for name in ("gpu_count", "numa_nodes", "nic_ports"):
         if getattr(inventory, name) is None:
             found[name] = f"not stated: {_STATED_BY[name]}"
+    if inventory.nvlink_domain is None:
+        found["nvlink_domain"] = f"not applicable: {_NO_DOMAIN}" if fabric_seen else \
+            f"not stated: {_STATED_BY['nvlink_domain']}"
     for part, records, noun in (("gpus", inventory.gpus, "GPUs"), ("nics", inventory.nics, "ports")):
         for field in (key.split(".", 1)[1] for key in _STATED_BY if key.startswith(f"{part}.")):
             missing = [r for r in records if getattr(r, field) is None]
@@ -332,6 +363,7 @@ def node_inventory(node, configs: list = ()) -> Inventory | None:
     _from_dumps(node, gpus)
     _from_lspci(node, gpus, lspci_gpus)
     _from_nvlink_status(node, gpus)
+    domain, fabric_seen = _from_gpu_query(node, gpus)
     _from_matrices(node, gpus)
     nics, nic_count = _nics(node)
     env = _nccl_env(node, list(configs))
@@ -341,8 +373,8 @@ def node_inventory(node, configs: list = ()) -> Inventory | None:
         return None  # no machine: a folder of config files (a repository) is not a node to compare
     ordered = sorted(gpus.records.values(), key=lambda g: (g.bus_id is None, g.bus_id or "", g.index or 0))
     inventory = build(Inventory, topolint_inventory=1, node=node.name, topolint_version=topolint.__version__,
-                      gpu_count=gpus.count, numa_nodes=numa, nic_ports=nic_count, gpus=ordered, nics=nics,
-                      software=software, nccl_env=env)
-    inventory.unknown = {key: interned(text) for key, text in _unknown(inventory).items()}  # shared by like nodes
+                      gpu_count=gpus.count, numa_nodes=numa, nic_ports=nic_count, nvlink_domain=domain, gpus=ordered,
+                      nics=nics, software=software, nccl_env=env)
+    inventory.unknown = {key: interned(text) for key, text in _unknown(inventory, fabric_seen).items()}  # shared by like nodes
     return inventory
 

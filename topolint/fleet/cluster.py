@@ -19,7 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from typing import TYPE_CHECKING
+
 from topolint.fleet.inventory import Inventory
+
+if TYPE_CHECKING:
+    from topolint.fleet.fabric_graph import FabricGraph
 
 
 @dataclass
@@ -32,9 +37,12 @@ class ClusterModel:
     # Later fields, each filled by the runner's cluster_model() from the run's inputs:
     # the fabric graph, scheduler topology, hostfiles and node labels (fleet part 2), the NVLink
     # domain and profiles (fleet part 3). A field left empty makes nothing available.
-    # Cluster-wide inputs as parsed (inputs/collect.py Collection.cluster_inputs): (facts, the node
+    # The scheduler's files as parsed (inputs/collect.py Collection.cluster_files): (facts, the node
     # folder it was found in or None). The scheduler's are read through ``scheduler``.
     inputs: list = field(default_factory=list)
+    # The fabric as cabled (fleet/fabric_graph.py), from the cluster's ibnetdiscover, iblinkinfo
+    # and lldpctl files; None: the run has none.
+    fabric: FabricGraph | None = None
 
     def available(self) -> set[str]:
         """Kinds of cluster facts, as a cluster check's NEEDS names them."""
@@ -42,6 +50,8 @@ class ClusterModel:
         if len(self.inventories) >= 2:
             kinds.add("inventories")  # something to compare: two nodes at least
         kinds |= self.scheduler.available()
+        if self.fabric is not None:
+            kinds.add("fabric")
         return kinds
 
     @cached_property

@@ -78,6 +78,11 @@ class GpuInventory(Fact):
     pcie_gen: Optional[Sourced] = Field(default=None, description="PCIe generation the link runs at (LnkSta)")
     pcie_width: Optional[Sourced] = Field(default=None, description="PCIe lanes the link runs at (LnkSta)")
     numa_node: Optional[Sourced] = Field(default=None, description="NUMA node of the GPU")
+    fabric_state: Optional[Sourced] = Field(default=None, description="nvidia-smi -q Fabric State as printed "
+                                                                      '("Completed", "In Progress", "N/A")')
+    fabric_status: Optional[Sourced] = Field(default=None, description='nvidia-smi -q Fabric Status ("Success")')
+    fabric_health: Optional[Sourced] = Field(default=None, description='nvidia-smi -q Fabric Health Summary '
+                                                                       '("Healthy")')
 
     @property
     def key(self) -> str:
@@ -130,6 +135,10 @@ class Inventory(Fact):
     gpu_count: Optional[Sourced] = Field(default=None, description="GPUs the node shows")
     numa_nodes: Optional[Sourced] = Field(default=None, description="NUMA nodes with CPUs")
     nic_ports: Optional[Sourced] = Field(default=None, description="RDMA ports the node lists")
+    nvlink_domain: Optional[Sourced] = Field(
+        default=None, description="the multi-node NVLink domain of the node's GPUs, CLUSTERUUID/CLIQUEID from "
+                                  "nvidia-smi -q's Fabric section (absent: none stated; an all-zero ClusterUUID "
+                                  "is no domain shared with other nodes)")
     gpus: list[GpuInventory] = Field(default_factory=list, max_length=1024)
     nics: list[NicPortInventory] = Field(default_factory=list, max_length=1024)
     software: SoftwareInventory = Field(default_factory=_no_software)
@@ -235,11 +244,12 @@ def _restore_sourced(item) -> Sourced:
 # The kind of each field _restore reads: a model, (list, model), (dict, Sourced) or a plain type.
 _FIELD_KINDS = {
     GpuInventory: {"bus_id": str, "index": int, **{n: Sourced for n in
-                                                   ("model", "nvlinks", "pcie_gen", "pcie_width", "numa_node")}},
+                                                   ("model", "nvlinks", "pcie_gen", "pcie_width", "numa_node",
+                                                    "fabric_state", "fabric_status", "fabric_health")}},
     NicPortInventory: {"name": str, **{n: Sourced for n in NicPortInventory.model_fields if n != "name"}},
     SoftwareInventory: {**{n: Sourced for n in SoftwareInventory.model_fields}, "modules": (dict, Sourced)},
     Inventory: {"topolint_inventory": int, "node": str, "topolint_version": str, "gpu_count": Sourced,
-                "numa_nodes": Sourced, "nic_ports": Sourced, "gpus": (list, GpuInventory),
+                "numa_nodes": Sourced, "nic_ports": Sourced, "nvlink_domain": Sourced, "gpus": (list, GpuInventory),
                 "nics": (list, NicPortInventory), "software": SoftwareInventory, "nccl_env": (dict, Sourced),
                 "unknown": (dict, str)},
 }

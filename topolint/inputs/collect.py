@@ -16,11 +16,12 @@ from pathlib import Path
 
 from topolint.inputs import config_names
 from topolint.inputs.config_names import walk_dot_file, walk_dot_folder
+from topolint.inputs.cluster_sniff import CLUSTER_FORMATS, LLDPCTL
+from topolint.model.scheduler import K8S_NODES
 from topolint.inputs.sniff import INVENTORY, sniff
 from topolint.inputs.source import InputBudget, InputError, SourceFile, open_regular, read_source, read_stream
 from topolint.model.facts import GraphFile
 from topolint.model.node import NodeModel
-from topolint.model.scheduler import SCHEDULER_FORMATS
 from topolint.parsers.registry import parse
 
 
@@ -35,6 +36,17 @@ class InputProblem:
 
 
 @dataclass
+class ClusterFile:
+    """A file of the cluster, not of one node (inputs/cluster_sniff.py): the fabric as cabled, an
+    LLDP neighbour table. Parsed when collected; the cluster stage reads ``facts``."""
+
+    format: str
+    facts: object
+    source: SourceFile
+    host: str | None = None  # the node whose folder held it (an lldpctl's local end); None: the cluster's
+
+
+@dataclass
 class Collection:
     nodes: list[NodeModel] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
@@ -43,20 +55,11 @@ class Collection:
     topology_nodes: list[NodeModel] = field(default_factory=list)  # from --topology, for config rules
     unparsed: dict = field(default_factory=dict)  # path -> SourceFile read as text but not parsed (TL001)
     internal_errors: list = field(default_factory=list)  # (input, "parser FORMAT", exception, node): parser bugs
+    cluster_files: list[ClusterFile] = field(default_factory=list)  # fabric files: the cluster stage's
     # With collect(lazy=True): parses a node's pending machine outputs. The runner calls it just
     # before checking the node and drops the facts after, so a cluster's facts are never all in
     # memory at once (a 2,000-node folder: issue 7).
     materialize: object = None
-    # Cluster-wide inputs (the scheduler's and the fabric's files, at a cluster folder's top or named):
-    # parsed facts for the cluster stage (fleet/cluster.py ClusterModel.inputs), each with the name of
-    # the node folder it was found in (None at the top), and their sources for reports.
-    cluster_inputs: list = field(default_factory=list)
-    cluster_sources: dict = field(default_factory=dict)
-
-
-# Formats that describe the cluster, not one node: a cluster folder may hold them at its top, and
-# the cluster stage reads them (docs/fleet-topology.md).
-CLUSTER_FORMATS = set(SCHEDULER_FORMATS)
 
 
 def content_format(path: str, text: str, hint: str | None = None) -> str | None:
@@ -74,6 +77,10 @@ def content_format(path: str, text: str, hint: str | None = None) -> str | None:
 
         fmt = scheduler_format(text, path)  # a hostfile of host names alone is known by its name
     return fmt or hint
+
+
+CLUSTER_TOP = "(cluster)"  # the pseudo node the top files of a cluster folder are loaded for
+LOCAL_END_FORMATS = {LLDPCTL, K8S_NODES}  # a labels block names no node: the folder's node is it  # found in a node's folder, the node is its local end
 
 
 @lru_cache(maxsize=4096)
@@ -133,7 +140,7 @@ class _Collector:
         # Dockerfiles with nothing to check but the NCCL of their image: kept aside until a compose
         # service builds one (absolute path -> (config, source, path, node, the note that skipped it)).
         self.dormant: dict[str, tuple] = {}
-        self.top = NodeModel(name="-")  # stands for a cluster folder's top in load(): files of no node
+        self.cluster_seen: dict[tuple, str] = {}  # (format, host, content) -> the path read: a copy is read once
 
     def load(self, source: SourceFile | None, path: str, node: NodeModel, explicit: bool,
              loader=None, hint: str | None = None) -> None:
@@ -155,7 +162,7 @@ class _Collector:
                 return
             source.format = fmt
             if fmt in CLUSTER_FORMATS:
-                self.cluster_input(fmt, source, node)
+                self.cluster_file(source, fmt, node)
                 return
             if fmt == INVENTORY:
                 self.inventory(source, node)
@@ -174,6 +181,22 @@ class _Collector:
         except Exception as exc:  # noqa: BLE001 - a parser bug: an internal error (exit 2), the run goes on
             self.parser_bug(path, fmt, exc, node, source)
 
+    def cluster_file(self, source: SourceFile, fmt: str, node: NodeModel | None) -> None:
+        """A fabric file goes to the cluster stage, parsed now (InputError: TL001 at its line). The
+        same content again (every node's bundle holding the subnet's ibnetdiscover) is read once."""
+        host = node.name if node is not None and fmt in LOCAL_END_FORMATS and node.name != CLUSTER_TOP else None
+        key = (fmt, host, hash(source.text))
+        if key in self.cluster_seen:
+            self.result.notes.append(f"{source.path}: not read again, the same {fmt} output as {self.cluster_seen[key]}")
+            return
+        facts = parse(fmt, source)
+        self.cluster_seen[key] = source.path
+        if host is not None:
+            facts.host = host
+        self.result.cluster_files.append(ClusterFile(fmt, facts, source, host))
+        summary = getattr(facts, "summary", None)
+        self.result.notes.append(f"{source.path}: {fmt} output for the cluster stage" + (f" ({summary()})" if summary else ""))
+
     def inventory(self, source: SourceFile, found_in: NodeModel) -> None:
         """An inventory file is a node of its own, named as the inventory says, read now: the
         cluster stage reads it in this process (docs/fleet.md). It takes the place of the node
@@ -182,15 +205,6 @@ class _Collector:
         node = NodeModel(name=inventory.node, inventory=inventory)
         node.sources[source.path] = source
         self.spawned.setdefault(id(found_in), []).append(node)
-
-    def cluster_input(self, fmt: str, source: SourceFile, found_in: NodeModel | None) -> None:
-        """A cluster-wide input, parsed now (InputError: TL001 at its line): the cluster stage reads it."""
-        facts = parse(fmt, source)
-        self.result.cluster_inputs.append((facts, found_in.name if found_in is not None and found_in is not self.top
-                                           else None))
-        self.result.cluster_sources[source.path] = source
-        for note in getattr(facts, "verbose_notes", lambda: [])():
-            self.result.notes.append(f"{source.path}: {note}")
 
     def place_inventories(self) -> None:
         """Inventory nodes into the node list, each after the node it was found in (dropped when
@@ -356,15 +370,16 @@ class _Collector:
             return []
         top_files = sorted(p for p, is_dir in visible if not is_dir)
         subfolders = sorted(p for p, is_dir in visible if is_dir)
-        top_formats = [_quick_sniff(p) for p in top_files]
-        if any(fmt and fmt not in CLUSTER_FORMATS for fmt in top_formats) or not subfolders:
+        sniffed = {p: _quick_sniff(p) for p in top_files} if subfolders else {}
+        if any(fmt and fmt not in CLUSTER_FORMATS for fmt in sniffed.values()) or not subfolders:
             node = NodeModel(name=folder.resolve().name)
             for path in self.walk(folder):
                 self.load_file(path, node, explicit=False)
-            return [node] if node.sources or node.pending or not self.result.cluster_inputs else []
-        for path, fmt in zip(top_files, top_formats):
-            if fmt in CLUSTER_FORMATS:  # the scheduler's or the fabric's files of the cluster
-                self.load_file(path, self.top, explicit=False)
+            return [node]
+        top = NodeModel(name=CLUSTER_TOP)  # the cluster's own files (fabric): none of its nodes
+        for path in top_files:
+            if sniffed.get(path):
+                self.load_file(path, top, explicit=False)
             else:
                 self.result.notes.append(f"{display_path(path)}: skipped, not a recognised format")
         for entry in sorted(listed, key=lambda e: e.name):
@@ -384,7 +399,8 @@ class _Collector:
 
 
 def _quick_sniff(path: Path) -> str | None:
-    """The format the head of a folder's top file shows (None: not recognised)."""
+    """The format a file's name or head names (None: none): a folder's top files decide whether it is
+    a node (machine outputs or configs at its top) or a cluster (subfolders, and the cluster's own files)."""
     try:
         with os.fdopen(open_regular(str(path), path), "rb") as handle:
             head = handle.read(65536)
@@ -399,6 +415,7 @@ def _recognisable(exc: InputError, path: str) -> bool:
     known format, and files it knows by name or by the start of their content that cannot be
     read whole (NUL byte, not UTF-8, over the size limit, no permission). FIFOs, devices and
     sockets are skipped (listed with --verbose)."""
+    from topolint.inputs.cluster_sniff import MALFORMED as CLUSTER_MALFORMED
     from topolint.inputs.fabric_sniff import MALFORMED as FABRIC_MALFORMED
 
     if exc.special:
@@ -407,13 +424,10 @@ def _recognisable(exc: InputError, path: str) -> bool:
         return True
     if exc.head is None and exc.message.startswith("cannot read") and _looks_like_input(path):
         return True
-    from topolint.inputs.scheduler_sniff import MALFORMED as SCHEDULER_MALFORMED
-
-    if exc.message.startswith(SCHEDULER_MALFORMED):
-        return True
     return exc.message.startswith(("malformed XML", "malformed YAML", "Python syntax error",
-                                    "malformed nvidia-smi nvlink", "malformed nccl-tests output",
-                                    "malformed NCCL log") + FABRIC_MALFORMED)
+                                    "malformed nvidia-smi nvlink", "malformed nvidia-smi -q",
+                                    "malformed nvidia-smi --query-gpu", "malformed nccl-tests output",
+                                    "malformed NCCL log") + FABRIC_MALFORMED + CLUSTER_MALFORMED)
 
 
 _INPUT_SUFFIXES = (".xml", ".txt", ".log", ".out", ".yaml", ".yml", ".json", ".sh", ".sbatch", ".env",
@@ -453,8 +467,8 @@ def collect(paths: list[str], node_name: str | None = None, stdin_filename: str 
                 collector.load(None, path, node, True, loader=lambda p=path: read_stream(p, stream))
             else:
                 collector.load_file(Path(raw), node, explicit=True)
-        if node.sources or node.pending or not collector.result.cluster_inputs:
-            collector.result.nodes.insert(0, node)
+        if node.sources or node.pending or not collector.result.cluster_files:
+            collector.result.nodes.insert(0, node)  # fabric files named alone are the cluster's, no node
     collector.place_inventories()
     collector.revive_built()
     if any(config.format == "envfile" for config in collector.result.configs):

@@ -43,6 +43,39 @@ def _nvidia_smi_nvlink(text: str) -> str | None:
     return NVIDIA_SMI_NVLINK if _NVLINK_HEAD.match(text) else None
 
 
+NVIDIA_SMI_Q = "nvidia-smi-q"
+NVIDIA_SMI_QUERY_CSV = "nvidia-smi-query-csv"
+_SMI_Q_FIRST = re.compile(r"=+ ?NVSMI LOG ?=+|GPU [0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:[0-9A-Fa-f]{1,2}\.[0-7]|Fabric")
+_SMI_Q_FIELD = re.compile(r"[ \t]+[A-Za-z][^:\n]{0,80}:")
+_SMI_Q_STATE = re.compile(r"[ \t]+State[ \t]*:")
+_QUERY_COLUMN = re.compile(r"[A-Za-z][\w.]{0,63}(?: \[[^\]]{0,32}\])?")
+
+
+def _nvidia_smi_q(text: str) -> str | None:
+    """``nvidia-smi -q`` / ``-a`` (its banner, a GPU header, or a grep of its Fabric section) and
+    ``nvidia-smi --query-gpu=... --format=csv`` naming a fabric.* field or the bus id, after an
+    optional echo of the command: the first lines decide (parsers/nvidia_smi_q.py)."""
+    if "NVSMI" not in text and "Fabric" not in text and "GPU " not in text and "," not in text:
+        return None
+    lines = [line for line in text[:4096].splitlines()[:8] if line.strip()]
+    while lines and "nvidia-smi" in lines[0]:
+        lines.pop(0)
+    if not lines:
+        return None
+    first = lines[0].strip()
+    if _SMI_Q_FIRST.fullmatch(first):
+        second = lines[1] if len(lines) > 1 else ""
+        if first.startswith("=") or (_SMI_Q_STATE if first == "Fabric" else _SMI_Q_FIELD).match(second):
+            return NVIDIA_SMI_Q
+        return None
+    if "," in first:
+        cells = [cell.strip() for cell in first.split(",")]
+        if all(_QUERY_COLUMN.fullmatch(cell) for cell in cells) and any(
+                cell.lower().startswith(("fabric.", "pci.bus_id")) for cell in cells):
+            return NVIDIA_SMI_QUERY_CSV
+    return None
+
+
 LSPCI = "lspci"
 _LSPCI_HEADER = re.compile(r"(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^\n:]*[^\s:]:? ?[^\n]*")
 _LSPCI_TREE = re.compile(r"\s*-(?:\+-)?\[[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}\]-")
@@ -158,6 +191,7 @@ DETECTORS = [
     _inventory,
     _nvidia_smi_topo,
     _nvidia_smi_nvlink,
+    _nvidia_smi_q,
     _hwloc,
     _numactl,
     _lspci,
@@ -167,6 +201,16 @@ DETECTORS = [
     _nccl_log,
 ]
 
+
+
+def _cluster(text: str) -> str | None:
+    """Files of the cluster (ibnetdiscover, iblinkinfo, lldpctl): topolint/inputs/cluster_sniff.py."""
+    from topolint.inputs.cluster_sniff import cluster_format
+
+    return cluster_format(text)
+
+
+DETECTORS.append(_cluster)
 
 
 def _fabric(text: str) -> str | None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import GraphFile, NvlinkStatus, TopologyFile, TopoMatrix
+from topolint.model.gpu_query import GpuQueryFile
 from topolint.model.measured import MeasuredFile
 from topolint.model.software import SoftwareFile
 from topolint.model.host import (
@@ -32,6 +33,7 @@ class NodeModel:
     graphs: list[GraphFile] = field(default_factory=list)
     matrices: list[TopoMatrix] = field(default_factory=list)  # nvidia-smi topo -m / -p2p
     nvlink_status: list[NvlinkStatus] = field(default_factory=list)  # nvidia-smi nvlink -s
+    gpu_queries: list[GpuQueryFile] = field(default_factory=list)  # nvidia-smi -q, --query-gpu CSV
     lspci: list[LspciFile] = field(default_factory=list)
     kernel_logs: list[KernelLog] = field(default_factory=list)  # dmesg
     cmdlines: list[KernelCmdline] = field(default_factory=list)  # /proc/cmdline
@@ -61,6 +63,8 @@ class NodeModel:
             self.matrices.append(facts)
         elif isinstance(facts, NvlinkStatus):
             self.nvlink_status.append(facts)
+        elif isinstance(facts, GpuQueryFile):
+            self.gpu_queries.append(facts)
         elif type(facts) in HOST_FACTS:
             getattr(self, HOST_FACTS[type(facts)][0]).append(facts)
         elif hasattr(type(facts), "KIND") and hasattr(facts, "kinds"):  # a FabricFile; model.fabric loads lazily
@@ -87,6 +91,8 @@ class NodeModel:
             kinds.add("complete topology or matrix")  # ... with every GPU (not cut, not a cgroup view)
         if self.nvlink_status:
             kinds.add("nvlink-status")  # nvidia-smi nvlink -s: per-link states
+        if self.gpu_queries:
+            kinds.add("nvidia-smi-q")  # nvidia-smi -q / --query-gpu: GPU identity, Fabric state (NVL004)
         if "complete topology or matrix" in kinds or self.nvlink_status:
             kinds.add("complete topology or matrix, or nvlink-status")
         for attribute, kind in HOST_FACTS.values():

@@ -77,6 +77,17 @@ class GpuFacts:
     model: NodeFact | None = None  # value: GpuModel
     nvlinks: NodeFact | None = None  # value: tuple[NvLinkSpec, ...]
     active_nvlinks: NodeFact | None = None  # value: int (nvidia-smi nvlink -s)
+    fabric: NodeFact | None = None  # value: GpuFabric (nvidia-smi -q, --query-gpu fabric.*)
+
+
+@dataclass(frozen=True)
+class QueriedJoin:
+    """A GPU of nvidia-smi -q / --query-gpu and the GPU it is: ``key`` is its bus id, else ``#INDEX``."""
+
+    key: str
+    bus_id: str | None
+    gpu: object  # model.gpu_query.QueriedGpu
+    how: str  # how it was tied to the bus id
 
 
 @dataclass
@@ -256,6 +267,7 @@ class NodeJoin:
         self._models_by_count(topology, found)
         self._nvlinks_by_index(topology, found)
         self._nvlinks_from_hwloc(found)
+        self._from_gpu_query(found)
         return found
 
     def _indices(self, topology: TopologyFile) -> dict[str, tuple[int, str]]:
@@ -300,6 +312,41 @@ class NodeJoin:
             active = active_nvlinks(seen)
             facts.active_nvlinks = NodeFact(active, f"nvidia-smi nvlink -s: GPU {seen.index} has {active} active "
                                                     f"NVLink{'s' if active != 1 else ''}", seen.loc, join)
+
+    @cached_property
+    def queried(self) -> list[QueriedJoin]:
+        """Every GPU of the node's ``nvidia-smi -q`` and ``--query-gpu`` outputs, first file first,
+        each once: by the bus id it prints, else by its index (``index_bus_ids``), else ``#INDEX``."""
+        found: list[QueriedJoin] = []
+        seen: set[str] = set()
+        for query in getattr(self.node, "gpu_queries", []):
+            keys = None
+            for gpu in query.gpus:
+                bus, how = gpu.bus_id, "PCI address (its GPU header)" if query.kind == "query" else "pci.bus_id"
+                if bus is None:
+                    keys = self.index_bus_ids(len(query.gpus)) if keys is None else keys
+                    bus, how = keys.get(gpu.index), f"GPU index {gpu.index}, PCI bus order (nvidia-smi's order)"
+                key = bus or f"#{gpu.index}"
+                if key not in seen:
+                    seen.add(key)
+                    found.append(QueriedJoin(key, bus, gpu, how if bus else "not joined (no bus id)"))
+        return found
+
+    def _from_gpu_query(self, found: dict[str, GpuFacts]) -> None:
+        """Fabric state and (where no address gave one) the model, from nvidia-smi -q by bus id."""
+        for joined in self.queried:
+            facts = found.get(joined.key)
+            if facts is None:
+                continue
+            gpu = joined.gpu
+            model = gpu_model_by_name(gpu.name.value) if gpu.name is not None else None
+            if facts.model is None and model is not None:
+                facts.model = NodeFact(model, f"nvidia-smi -q: {joined.key} is {gpu.name.text}, SM{model.sm}",
+                                       gpu.name.loc, joined.how)
+            if gpu.fabric is not None and facts.fabric is None:
+                state = gpu.fabric.state.text if gpu.fabric.state is not None else "not stated"
+                facts.fabric = NodeFact(gpu.fabric, f"nvidia-smi -q: {joined.key} Fabric State {state}",
+                                        gpu.fabric.loc, joined.how)
 
     def _models_by_count(self, topology: TopologyFile, found: dict[str, GpuFacts]) -> None:
         """lspci outputs whose NVIDIA GPUs are all one model, as many as the topology's GPUs: that

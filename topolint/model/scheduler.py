@@ -100,6 +100,7 @@ class NodeLabels(Fact):
 
 class NodeLabelsFile(Fact):
     path: str
+    host: Optional[str] = None  # the node whose folder held it: the node a labels block names none for
     nodes: list[NodeLabels] = Field(default_factory=list)
 
     def verbose_notes(self) -> list[str]:

@@ -14,6 +14,8 @@ PARSERS = {
     NCCL_GRAPH_XML: "topolint.parsers.nccl_graph_xml:parse_graph",
     "nvidia-smi-topo": "topolint.parsers.nvidia_smi_topo:parse_matrix",
     "nvidia-smi-nvlink": "topolint.parsers.nvidia_smi_nvlink:parse_nvlink_status",
+    "nvidia-smi-q": "topolint.parsers.nvidia_smi_q:parse_gpu_query",  # -q / -a: GPU identity, Fabric
+    "nvidia-smi-query-csv": "topolint.parsers.nvidia_smi_q:parse_gpu_query_csv",  # --query-gpu=...,fabric.*
     # Host facts (model/host.py); "virt" and "dmi-product-name" only by a bundle manifest's format.
     "lspci": "topolint.parsers.lspci:parse_lspci",
     "dmesg": "topolint.parsers.kernel_iommu:parse_dmesg",
@@ -36,6 +38,9 @@ PARSERS = {
     "mounts": "topolint.parsers.mounts:parse_mounts",
     "nccl-tests": "topolint.parsers.nccl_tests:parse_nccl_tests",
     "nccl-log": "topolint.parsers.nccl_log:parse_nccl_log",
+    # Files of the cluster (topolint/inputs/cluster_sniff.py; facts in topolint/model/fabric_links.py).
+    "ibnetdiscover": "topolint.parsers.ibnetdiscover:parse_ibnetdiscover",
+    "iblinkinfo": "topolint.parsers.iblinkinfo:parse_iblinkinfo",
     "topolint-inventory": "topolint.parsers.inventory_json:parse_inventory",  # docs/fleet.md
     # The scheduler's inputs (inputs/scheduler_sniff.py; facts in model/scheduler.py): cluster-wide,
     # read by the cluster stage (docs/fleet-topology.md).
