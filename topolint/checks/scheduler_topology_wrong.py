@@ -76,7 +76,7 @@ def _cabling(file, topology, fabric) -> Iterator[Hit]:
                         f"{path}:{line}: {host} is cabled to {'+'.join(sorted(own))}",
                         f"{count} of the {len(known)} nodes of {switch.name} the fabric shows are cabled to {shared}"]
             yield _hit(f"{host} under switch {switch.name}", f"{host}/slurm#switch", switch.loc, topology,
-                       f"cabled to {'+'.join(sorted(own))}, not to {shared} where {count} of its {len(known)} "
+                       f"is cabled to {'+'.join(sorted(own))}, not to {shared} where {count} of its {len(known)} "
                        "nodes are", evidence, [Related(location(path, line), f"{host}/fabric#leaf",
                                                        f"{host} cabled to {'+'.join(sorted(own))}")])
 

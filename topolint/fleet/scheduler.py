@@ -11,6 +11,8 @@ else from node labels; ``LeafMap.source`` says which.
 
 from __future__ import annotations
 
+from topolint.model.numbers import decimal
+
 import re
 from dataclasses import dataclass, field
 
@@ -135,7 +137,7 @@ def leaf_label(labels: NodeLabels) -> tuple[str, str] | None:
     for key in LEAF_LABELS:
         if labels.labels.get(key):
             return key, labels.labels[key]
-    layers = [(int(m.group(1)), key) for key in labels.labels if (m := _AWS_LAYER.match(key))]
+    layers = [(decimal(m.group(1)), key) for key in labels.labels if (m := _AWS_LAYER.match(key))]
     if layers:
         key = max(layers)[1]
         return key, labels.labels[key]

@@ -15,6 +15,8 @@ hosts, and the work stays linear in the hosts named, never in the numbers' size.
 
 from __future__ import annotations
 
+from topolint.model.numbers import decimal
+
 from collections.abc import Iterator
 
 MAX_HOSTS = 1 << 20  # one expression, or one file's expressions together (a Budget)
@@ -72,7 +74,7 @@ def _numbers(body: str, offset: int) -> list[tuple[int, int, int]]:
         low, high = low.strip(), high.strip() if dash else low.strip()
         if not (low.isdigit() and high.isdigit() and low.isascii() and high.isascii()) or len(low) > 18 or len(high) > 18:
             raise HostlistError(f"[{body}]: expected numbers and ranges (N or N-M) between the brackets", position + 1)
-        first, last = int(low), int(high)
+        first, last = decimal(low), decimal(high)
         if last < first:
             raise HostlistError(f"range {part.strip()} runs backwards", position + 1)
         ranges.append((first, last, len(low) if low.startswith("0") and len(low) > 1 else 0))

@@ -11,6 +11,8 @@ the order the hosts first appear (fleet/rank_order.py says which mapping it assu
 
 from __future__ import annotations
 
+from topolint.model.numbers import decimal
+
 import re
 
 from topolint.inputs.source import InputError, SourceFile
@@ -53,7 +55,7 @@ def parse_hostfile(source: SourceFile) -> HostOrder:
             hosts.append(build(HostEntry, name=_host(path, number, column, words[0]),
                                slots=_slots(path, number, body, words[1:]), loc=loc))
         elif colon:
-            hosts.append(build(HostEntry, name=colon.group(1), slots=int(colon.group(2)), loc=loc))
+            hosts.append(build(HostEntry, name=colon.group(1), slots=decimal(colon.group(2)), loc=loc))
         elif _HOST.match(text):
             hosts.append(build(HostEntry, name=text, loc=loc))
         elif _EXPRESSION.match(text):
@@ -87,5 +89,5 @@ def _slots(path: str, number: int, body: str, words: list[str]) -> int | None:
             if not match.group(2).isdigit() or not match.group(2).isascii() or len(match.group(2)) > 6:
                 raise InputError(path, number, f"malformed {WHAT}: slots={match.group(2)[:20]!r} is not a count",
                                  body.find(word) + 7)
-            slots = int(match.group(2))
+            slots = decimal(match.group(2))
     return slots

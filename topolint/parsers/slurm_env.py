@@ -8,6 +8,8 @@ skipped: a dump is what the shell had, not a file written for topolint.
 
 from __future__ import annotations
 
+from topolint.model.numbers import decimal
+
 import re
 
 from topolint.inputs.source import InputError, SourceFile
@@ -75,8 +77,8 @@ def _tasks(path: str, found, hosts: int) -> list[int] | None:
         if match is None:
             raise InputError(path, number, f"malformed {WHAT}: SLURM_TASKS_PER_NODE {value[:60]!r}: expected "
                                            "N or N(xM), comma-separated", column)
-        repeat = int(match.group(2) or 1)
+        repeat = decimal(match.group(2) or "1")
         if len(counts) + repeat > hosts:
             return None
-        counts.extend([int(match.group(1))] * repeat)
+        counts.extend([decimal(match.group(1))] * repeat)
     return counts if len(counts) == hosts else None

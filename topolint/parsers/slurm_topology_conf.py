@@ -11,6 +11,8 @@ show topology`` adds ``Level=``, ``BlockIndex=`` and ``BlockSize=``: read and ig
 
 from __future__ import annotations
 
+from topolint.model.numbers import decimal
+
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import build, location
 from topolint.model.hostlist import Budget
@@ -106,7 +108,7 @@ def _sizes(path: str, number: int, text: str, column: int) -> list[int]:
         if not part.strip().isdigit() or not part.strip().isascii() or len(part.strip()) > 9:
             raise InputError(path, number, f"malformed {WHAT}: BlockSizes takes node counts (18 or 18,36); "
                                            f"found {text[:60]!r}", column)
-        sizes.append(int(part))
+        sizes.append(decimal(part))
     return sizes
 
 

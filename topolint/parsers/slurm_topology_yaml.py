@@ -8,6 +8,8 @@ Node and switch lists are hostlist expressions (model/hostlist.py), or YAML list
 
 from __future__ import annotations
 
+from topolint.model.numbers import decimal
+
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import build, location
 from topolint.model.hostlist import Budget
@@ -86,7 +88,7 @@ def _block(path: str, node, budget: Budget) -> tuple[list[BlockLine], list[int],
             for piece in (scalar(part) or "").split(","):
                 if not piece.strip().isdigit() or not piece.strip().isascii() or len(piece.strip()) > 9:
                     raise _fail(path, part, "block_sizes takes node counts")
-                sizes.append(int(piece))
+                sizes.append(decimal(piece))
     return blocks, sizes, sizes_node
 
 
