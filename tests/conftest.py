@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,15 @@ UPDATE = os.environ.get("TOPOLINT_UPDATE_SNAPSHOTS") == "1"
 # Tests check what the rules compute, not what a result cache remembers (tests/test_cache.py
 # turns it back on), and must not leave .topolint_cache folders behind.
 os.environ["TOPOLINT_NO_CACHE"] = "1"
+
+
+def stand_in(bin_dir: Path, name: str, body: str) -> Path:
+    """An executable ``bin_dir/name``: a Python script with json, os, subprocess, sys and time
+    imported, then ``body`` (stand-ins for the tools collect and health run)."""
+    path = bin_dir / name
+    path.write_text(f"#!{sys.executable}\nimport json, os, subprocess, sys, time\n{body}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
 
 
 @dataclass

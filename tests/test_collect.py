@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, run_cli, stand_in
 
 from topolint.commands.collect import collect, load_table, run_command
 from topolint.parsers.bundle_manifest import MANIFEST_NAME
@@ -22,10 +22,7 @@ from topolint.parsers.bundle_manifest import MANIFEST_NAME
 MATRIX = FIXTURES / "rules" / "NUMA001" / "good_matrix.txt"
 
 
-def _stand_in(bin_dir: Path, name: str, body: str) -> None:
-    path = bin_dir / name
-    path.write_text(f"#!{sys.executable}\nimport sys, time, subprocess\n{body}\n", encoding="utf-8")
-    path.chmod(0o755)
+_stand_in = stand_in
 
 
 @pytest.fixture

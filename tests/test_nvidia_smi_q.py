@@ -251,3 +251,27 @@ def test_an_inventory_with_fabric_values_reads_back(tmp_path):
     (tmp_path / "inv" / "b.json").write_text((tmp_path / "inv" / "a.json").read_text().replace('"node": "a"', '"node": "b"'))
     result = run_cli("check", "inv", "--format", "json", cwd=tmp_path)
     assert result.exit_code in (0, 1) and not [f for f in json.loads(result.stdout)["findings"] if f["code"] == "TL001"]
+
+
+def test_the_join_gives_the_topologys_gpus_their_fabric_and_model():
+    """model/node_join.py: a -q block joins the dump's GPU at its bus id (GpuFacts.fabric); a block
+    at an address the dump does not have joins nothing."""
+    from topolint.model.node import NodeModel
+    from topolint.model.node_join import NodeJoin
+    from topolint.parsers.registry import parse as parse_format
+
+    dump = FIXTURES / "samples" / "healthy-8gpu-dump.xml"
+    topology = parse_format("nccl-topo-xml", SourceFile(str(dump), dump.read_text()))
+    bus = topology.gpus[3].bus_id
+    query = parse(f"GPU {bus}\n    Product Name : NVIDIA H100 80GB HBM3\n    Fabric\n        State : Completed\n"
+                  "GPU 0000:ee:00.0\n    Fabric\n        State : In Progress\n")
+    node = NodeModel("n")
+    node.add(topology)
+    node.add(query)
+    assert "nvidia-smi-q" in node.available()
+    join = NodeJoin(node)
+    facts = join.gpus(topology)
+    assert facts[bus].fabric.value is query.gpus[0].fabric and facts[bus].fabric.loc.line == 3
+    assert facts[bus].fabric.join == "PCI address (its GPU header)"
+    assert [g.bus_id for g in facts.values() if g.fabric is not None] == [bus]
+    assert [(j.key, j.bus_id) for j in join.queried] == [(bus, bus), ("0000:ee:00.0", "0000:ee:00.0")]

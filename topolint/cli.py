@@ -229,6 +229,35 @@ def _graph_arguments(commands) -> argparse.ArgumentParser:
     return graph
 
 
+def _health_arguments(commands) -> argparse.ArgumentParser:
+    health = commands.add_parser(
+        "health", help="judge this node as a Slurm health check or prolog, or a node-problem-detector plugin",
+        description="Collect this node's outputs (or read a bundle), check them and answer in the caller's "
+                    "contract: docs/health-checks.md.")
+    health.add_argument("paths", nargs="*", metavar="PATH",
+                        help="a bundle or outputs already collected (default: collect them now)")
+    health.add_argument("--mode", choices=["slurm", "prolog", "npd"], required=True,
+                        help="slurm: HealthCheckProgram (use --drain: Slurm ignores the exit code); prolog: exit 1 "
+                             "only for an unfit node (Slurm drains it and requeues the job); npd: "
+                             "node-problem-detector custom plugin (exit 0 OK, 1 problem, 2 unknown; one line)")
+    health.add_argument("--drain", action="store_true",
+                        help="for an unfit node run `scontrol update NodeName=HOST State=DRAIN Reason=...`")
+    health.add_argument("--node", help="the node's name (default: SLURMD_NODENAME, else the short host name)")
+    health.add_argument("--budget", type=float, default=50.0, metavar="SECONDS",
+                        help="finish within this many seconds (default 50: Slurm kills a health check at 60)")
+    health.add_argument("--fail-level", choices=["error", "warning", "info"], default="error",
+                        help="lowest severity that makes the node unfit (default: error)")
+    health.add_argument("--bundle", type=Path, default=None,
+                        help="keep the collected outputs in this new folder (default: a temporary one)")
+    health.add_argument("--inventory", metavar="PATH", type=_inventory_target, default=None,
+                        help="write the node's inventory for the fleet step (PATH.json, or a folder: NODE.json)")
+    health.add_argument("--max-output", type=int, default=80, metavar="CHARS",
+                        help="npd: the longest stdout line (default 80, NPD's max_output_length)")
+    health.add_argument("--config", type=Path, default=None, help="configuration file for the checks")
+    health.add_argument("--isolated", action="store_true", help="read no configuration file")
+    return health
+
+
 # name -> (declares its arguments, runs it)
 COMMANDS = {
     "check": (_check_arguments, "topolint.commands.check:cli"),
@@ -239,6 +268,7 @@ COMMANDS = {
     "estimate": (_estimate_arguments, "topolint.commands.estimate:cli"),
     "live": (_live_arguments, "topolint.commands.live:cli"),
     "graph": (_graph_arguments, "topolint.commands.graph:cli"),
+    "health": (_health_arguments, "topolint.commands.health:cli"),
 }
 
 

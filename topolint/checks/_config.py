@@ -104,15 +104,61 @@ def setting_hit(setting: EnvSetting, **fields) -> Hit:
                evidence=[setting_evidence(setting)])
 
 
-def rename_fix(setting: EnvSetting, new_name: str):
+# Settings that are entries of one YAML mapping or list per scope (a compose service's
+# environment, a container's env list, a ConfigMap's data, a workflow's env): a second entry of
+# one name there is a duplicate key (compose refuses the file) or an entry that hides another.
+KEYED_SOURCES = frozenset({"compose-env", "k8s-env", "configmap", "github-env"})
+
+
+def rename_fix(setting: EnvSetting, new_name: str, config: ConfigFile | None = None, notes: list | None = None):
     """An unsafe fix renaming the setting's variable where it is written, or None when the name
-    is written more than once in the setting (``NCCL_X=${NCCL_X:-1}``) or has no column."""
+    is written more than once in the setting (``NCCL_X=${NCCL_X:-1}``) or has no column, or when
+    ``config`` already sets ``new_name`` where the rename would make a duplicate key or a second
+    assignment that changes what NCCL reads (``rename_refusal``; ``notes`` get why: --verbose)."""
     from topolint.engine.fixes import UNSAFE, replace_on_line
 
     if setting.loc.column < 1 or setting.raw.count(setting.name) > 1:
         return None
+    refusal = rename_refusal(config, setting, new_name) if config is not None else None
+    if refusal is not None:
+        if notes is not None:
+            notes.append(f"{where(setting.loc)}: no rename of {setting.name} to {new_name} offered: {refusal}")
+        return None
     return replace_on_line(setting.loc.path, setting.loc.line, setting.loc.column, setting.name, new_name,
                            f"Rename {setting.name} to {new_name}", UNSAFE)
+
+
+def rename_refusal(config: ConfigFile, setting: EnvSetting, new_name: str) -> str | None:
+    """Why renaming ``setting`` to ``new_name`` would change more than its name: the file (or a
+    file it reads) already sets ``new_name`` in the same scope, as a key of the same mapping or
+    list (a duplicate key), or to another value (then the order of two assignments decides what
+    NCCL reads). The same value set twice in a script changes nothing: offered. A setting of a
+    narrower or wider scope (a job's ``#SBATCH --export`` and one step's ``srun --export``) is
+    not a second assignment: the step's own setting is meant to win in that step."""
+    for other in _settings_named(config, new_name):
+        if other is setting or other.passthrough or other.scope != setting.scope:
+            continue
+        if setting.source in KEYED_SOURCES and other.source in KEYED_SOURCES and other.path == setting.path:
+            return (f"{new_name} is already an entry of the same environment at {where(other.loc)}: "
+                    "the rename would make a duplicate key")
+        if other.value is None or setting.value is None or other.value != setting.value \
+                or other.default_only != setting.default_only:
+            shown = repr(other.value) if other.value is not None else "a value known at run time"
+            return (f"{new_name} is already set at {where(other.loc)} (to {shown}): the rename would add a "
+                    "second assignment that changes what NCCL reads")
+    return None
+
+
+def _settings_named(config: ConfigFile, name: str) -> list[EnvSetting]:
+    """The config's settings of one name, from an index built once per config (a rename is
+    looked up per finding: scanning every setting each time would be quadratic)."""
+    index = config.__dict__.get("_settings_by_name")
+    if index is None or index[0] != len(config.settings):
+        by_name: dict[str, list[EnvSetting]] = {}
+        for found in config.settings:
+            by_name.setdefault(found.name, []).append(found)
+        index = config.__dict__["_settings_by_name"] = (len(config.settings), by_name)
+    return index[1].get(name, [])
 
 
 _PLAIN_VALUE = re.compile(r"[A-Za-z0-9_.:-]+")  # needs no quoting in any config format

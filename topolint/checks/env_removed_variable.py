@@ -42,7 +42,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 hit.variant = status if replacement else f"{status}-no-replacement"
                 hit.evidence.insert(1, f"catalog: {setting.name}: {entry.get('status_text', status)}")
                 if status == "renamed" and replacement:  # same meaning under the new name
-                    hit.autofix = rename_fix(setting, replacement)
+                    hit.autofix = rename_fix(setting, replacement, config, context.notes)
                 if status == "deprecated":  # NCCL still reads it: the setting works, so it is worth knowing
                     hit.severity = "info"
                     hit.evidence.append(f"NCCL {in_force.version} still reads {setting.name}; the setting takes effect")

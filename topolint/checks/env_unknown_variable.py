@@ -43,7 +43,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
                 if guess:
                     hit.variant = "suggest"
                     if only_suggestion(name) == guess:  # unambiguous: one candidate, offered as a fix
-                        hit.autofix = rename_fix(setting, guess)
+                        hit.autofix = rename_fix(setting, guess, config, context.notes)
                 yield hit
 
 

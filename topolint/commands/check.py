@@ -105,6 +105,8 @@ class CheckResult:
     options: CheckOptions | None = None  # what ran
     plan: Plan | None = None  # the run's own (root) plan
     plans: object = None  # Plans: each folder's configuration (the excludes the inputs were read with)
+    checked_paths: list[str] = field(default_factory=list)  # files named or walked: what --fix may write
+    not_written: list = field(default_factory=list)  # engine/writes.py NotWritten: TL006, the exit code is 2
     # With CheckOptions.drawings: node -> its unmarked drawing (drawing/views.py Picture), for the
     # nodes with the most severe findings; how many nodes could be drawn in all.
     views: dict = field(default_factory=dict)
@@ -136,7 +138,7 @@ class CheckResult:
         return any(at_or_above(f, levels.get(f.path, level)) for f in self.active)
 
     def exit_code(self, exit_zero: bool = False) -> int:
-        if self.report.unreadable or self.report.internal_errors:
+        if self.report.unreadable or self.report.internal_errors or self.not_written:
             return EXIT_ERROR
         return EXIT_FINDINGS if self.failing and not exit_zero else EXIT_CLEAN
 
@@ -638,7 +640,8 @@ def _result(options, plans: Plans, parts: list, findings: list, sources: dict, c
                        views=views, views_made=sum(part.run.views_made for part in parts),
                        drawable=[node.name for node in collection.nodes
                                  if any(src.format in DRAWN_FORMATS for src in node.sources.values())],
-                       problems=[problem for part in parts for problem in part.problems])
+                       problems=[problem for part in parts for problem in part.problems],
+                       checked_paths=collection.checked)
 
 
 def drawings(result: CheckResult, findings: list, limit: int = MAX_DRAWN_NODES) -> tuple[list, int]:

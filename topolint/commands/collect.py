@@ -132,9 +132,10 @@ def _run(argv: list[str], stdout_path: Path | None, timeout: float, ok_exit, env
     return Outcome(status, process.returncode, seconds, text or f"exit status {process.returncode}")
 
 
-def _tool_version(argv: tuple[str, ...]) -> str | None:
+def _tool_version(argv: tuple[str, ...], timeout: float = 5.0) -> str | None:
     try:
-        done = subprocess.run(list(argv), capture_output=True, timeout=5, env=_environment(), stdin=subprocess.DEVNULL)
+        done = subprocess.run(list(argv), capture_output=True, timeout=timeout, env=_environment(),
+                              stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return None
     lines = (done.stdout or done.stderr).decode("utf-8", errors="replace").strip().splitlines()
@@ -183,10 +184,11 @@ def manifest_text(manifest: dict) -> str:
 
 
 def collect(out: Path, table: list[CollectCommand] | None = None, options: frozenset[str] = frozenset(),
-            timeout_scale: float = 1.0, progress=None) -> CollectResult:
+            timeout_scale: float = 1.0, progress=None, deadline: float | None = None) -> CollectResult:
     """Run every command of ``table`` (default: topolint/data/collect.toml) whose option is on,
     writing the outputs and ``topolint-bundle.json`` into ``out``. ``progress(i, n, text)`` is
-    called before and after each command."""
+    called before and after each command. ``deadline`` (a ``time.monotonic()`` value; topolint
+    health's time budget): no command runs past it, and those left when it comes are "skipped"."""
     rows = [c for c in (table if table is not None else load_table()) if c.option is None or c.option in options]
     out.mkdir(parents=True, exist_ok=True)
     manifest: dict = {
@@ -201,14 +203,21 @@ def collect(out: Path, table: list[CollectCommand] | None = None, options: froze
     for index, command in enumerate(rows, 1):
         if progress:
             progress(index, len(rows), f"{' '.join(command.argv)} ...")
-        argv, outcome = _run_one(command, out, timeout_scale)
+        left = deadline - time.monotonic() if deadline is not None else None
+        if left is not None and left <= 0.05:
+            argv, outcome = list(command.argv), Outcome("skipped", message="the time budget was spent before it ran")
+        else:
+            scale = timeout_scale if left is None else min(timeout_scale, left / command.timeout)
+            argv, outcome = _run_one(command, out, scale)
         entry = {"file": command.file, "argv": argv, "status": outcome.status, "exit_code": outcome.exit_code,
                  "seconds": outcome.seconds, "format": command.format, "needs": command.needs}
         if outcome.message:
             entry["message"] = outcome.message
         manifest["commands"].append(entry)
-        if command.version and command.argv[0] not in manifest["tools"] and outcome.status != "missing":
-            version = _tool_version(command.version)
+        left = deadline - time.monotonic() if deadline is not None else 5.0
+        if command.version and command.argv[0] not in manifest["tools"] and outcome.status != "missing" \
+                and left > 0.05:
+            version = _tool_version(command.version, min(5.0, left))
             if version:
                 manifest["tools"][command.argv[0]] = version
         if progress:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-from topolint.commands import EXIT_CLEAN, EXIT_FINDINGS
+from topolint.commands import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
 
+TL006 = "TL006"  # fix-not-written
 MAX_PASSES = 8  # fixes of one pass never overlap; a later pass takes what an overlap held back
 
 
@@ -38,26 +39,31 @@ class FixRun:
     diffs: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     hidden_unsafe: int = 0
+    not_written: list = field(default_factory=list)  # engine/writes.py NotWritten, one per file
 
     @property
     def count(self) -> int:
         return sum(self.fixed.values())
 
 
-def _real_paths(result) -> dict:
-    return {path: source.real_path for path, source in result.report.sources.items()}
-
-
 def fix_check(options, unsafe: bool = False, write: bool = True) -> FixRun:
+    """Check, fix, check again until nothing more applies. A file that was not written (outside
+    the checked paths, changed since it was checked, not writable) is left alone by the later
+    passes too, and the final result carries TL006 for it (``CheckResult.not_written``: exit 2)."""
     from topolint.commands.check import run_check
     from topolint.engine.fixes import fix_files
+    from topolint.engine.writes import CheckedPaths
 
     result = run_check(options)
     run = FixRun(result)
+    left_alone: set[str] = set()
     for _ in range(MAX_PASSES):
-        outcome = fix_files(result.findings, _real_paths(result), unsafe, write)
+        outcome = fix_files(result.findings, result.report.sources, unsafe, write,
+                            CheckedPaths(result.checked_paths), left_alone)
         run.hidden_unsafe = outcome.hidden_unsafe
-        run.skipped = outcome.skipped
+        run.skipped += outcome.skipped
+        run.not_written += outcome.not_written
+        left_alone.update(n.path for n in outcome.not_written)
         if not write:
             run.diffs, run.fixed = outcome.diffs, outcome.fixed
             return run
@@ -67,7 +73,53 @@ def fix_check(options, unsafe: bool = False, write: bool = True) -> FixRun:
             break
         result = run_check(options)
         run.result = result
+    if run.not_written:
+        report_not_written(run.result, run.not_written)
     return run
+
+
+def not_written_message(missed) -> str:
+    """TL006 as one stderr line, where no report shows it."""
+    edits = f"{missed.count} edit{'s' if missed.count != 1 else ''}"
+    return f"topolint: error: {missed.path}:{missed.line}: TL006 {edits} not written: {missed.reason()}"
+
+
+def report_not_written(result, not_written: list) -> None:
+    """TL006 for each file not written, in the result (where TL006 is selected; else a message, so
+    the selection never hides why the exit code is 2); the findings whose fixes were not written
+    lose their fix mark and say why, since --fix did not and will not apply them as things are."""
+    from topolint.engine.finding import Finding, Hit
+    from topolint.engine.runner import to_finding
+    from topolint.model.facts import Location, build
+    from topolint.model.node import file_entity
+
+    result.not_written = list(not_written)
+    rule = next((r for r in result.plan.rules if r.code == TL006), None) if result.plan is not None else None
+    chosen = result.plan.chosen if result.plan is not None else set()
+    by_path = {n.path: n for n in not_written}
+    for finding in result.findings:
+        edits = finding.autofix.edits if finding.autofix is not None else ()
+        missed = next((by_path[e.path] for e in edits if e.path in by_path), None)
+        if missed is not None:
+            finding.autofix = None
+            finding.evidence.append(missed.reason())
+    added = []
+    for missed in not_written:
+        hit = Hit(entity=file_entity(missed.node, missed.path),
+                  location=build(Location, path=missed.path, line=max(missed.line, 1), column=max(missed.column, 0)),
+                  fields={"path": missed.path, "count": missed.count, "reason": missed.reason(),
+                          "edits": f"{missed.count} edit{'s' if missed.count != 1 else ''}"},
+                  variant=missed.why)
+        if rule is not None and TL006 in chosen:
+            added.append(to_finding(rule, missed.node, hit))
+        else:
+            result.messages.append(not_written_message(missed))
+    if added:
+        result.findings.extend(added)
+        result.findings.sort(key=Finding.sort_key)
+        result.report.findings = result.findings
+        if not any(r.code == TL006 for r in result.report.rules):
+            result.report.rules = sorted([*result.report.rules, rule], key=lambda r: r.code)
 
 
 def cli(args, options, report) -> int:
@@ -84,7 +136,9 @@ def cli(args, options, report) -> int:
                   f"'{REASON_PLACEHOLDER}'; replace it with the reason", file=sys.stderr)
         for note in added.skipped:
             print(f"topolint: {note}", file=sys.stderr)
-        return EXIT_CLEAN
+        for missed in added.not_written:
+            print(not_written_message(missed), file=sys.stderr)
+        return EXIT_ERROR if added.not_written else EXIT_CLEAN
     run = fix_check(options, unsafe=args.unsafe_fixes, write=not args.diff)
     for note in run.skipped:
         print(f"topolint: {note}", file=sys.stderr)

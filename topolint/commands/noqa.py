@@ -6,14 +6,15 @@ would change meaning in a Dockerfile (``ENV A=1 # x`` sets A to ``1 # x`` in the
 breaks the key=value one), after a shell line continuation, or inside a quoted value. Where no
 line can hold it without changing what the file means (inside a heredoc or a multi-line value
 that the directive's block would not reach, a JSON or XML file), nothing is written and the
-finding is listed. Files keep their byte-order mark, line endings and mode; a second run adds
-nothing, because the findings are then suppressed.
+finding is listed. Files are written as ``--fix`` writes them (engine/writes.py): only the
+checked paths, only where the file still holds what was checked, keeping byte-order mark, line
+endings, mode, owner and links; a file not written is TL006 and the command exits 2. A second
+run adds nothing, because the findings are then suppressed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 # Where a reason is required (--require-suppression-reason, require-suppression-reason = true), a
 # directive without one suppresses nothing: each is written with this placeholder to replace.
@@ -27,6 +28,7 @@ class Added:
     files: dict[str, int] = field(default_factory=dict)  # path -> directives written
     skipped: list[str] = field(default_factory=list)
     placeholders: int = 0  # directives written with REASON_PLACEHOLDER (reasons required)
+    not_written: list = field(default_factory=list)  # engine/writes.py NotWritten: TL006, exit 2
 
     @property
     def count(self) -> int:
@@ -34,14 +36,20 @@ class Added:
 
 
 def add_noqa(options) -> Added:
+    """Directives for the active findings, written through engine/writes.py: only into the checked
+    paths, only where the file still holds what was checked."""
     from topolint.commands.check import run_check
+    from topolint.engine.writes import OUTSIDE, CheckedPaths, NotWritten
 
     result = run_check(options)
     added = Added()
+    checked = CheckedPaths(result.checked_paths)
     wanted: dict[str, dict[int, set[str]]] = {}
+    nodes: dict[str, str] = {}
     for finding in result.findings:
-        if not finding.suppressed and finding.code not in ("TL001", "TL002", "TL004"):
+        if not finding.suppressed and finding.code not in ("TL001", "TL002", "TL004", "TL006"):
             wanted.setdefault(finding.path, {}).setdefault(finding.line, set()).add(finding.code)
+            nodes.setdefault(finding.path, finding.node)
     for path in sorted(wanted):
         source = result.report.sources.get(path)
         if source is None or source.real_path is None:
@@ -51,22 +59,26 @@ def add_noqa(options) -> Added:
             added.skipped.append(f"{path}: {source.format or 'this'} file: add suppressions by hand "
                                  "(no directive is written into XML or JSON)")
             continue
+        if source.real_path not in checked:
+            missed = NotWritten(path, min(wanted[path]), 0, OUTSIDE, count=len(wanted[path]), node=nodes[path])
+            added.not_written.append(missed)
+            added.skipped.append(f"{path}: {missed.reason()}")
+            continue
         reason = REASON_PLACEHOLDER if path in result.reason_required else ""
-        count = _write(Path(source.real_path), source, wanted[path], added.skipped, reason=reason)
+        count = _write(source, wanted[path], added, reason=reason, node=nodes[path])
         if count:
             added.files[path] = count
             added.placeholders += count if reason else 0
     return added
 
 
-def _write(real: Path, source, lines_codes: dict[int, set[str]], skipped: list[str], reason: str = "") -> int:
+def _write(source, lines_codes: dict[int, set[str]], added: Added, reason: str = "", node: str = "-") -> int:
     from topolint.engine.fixes import FileText
     from topolint.engine.suppression import covering_block
+    from topolint.engine.writes import NotWritten, checked_bytes, write_checked
 
-    if real.is_symlink() or not real.is_file():
-        skipped.append(f"{source.path}: not a regular file: no directive written")
-        return 0
-    text = FileText.decode(real.read_bytes())
+    skipped = added.skipped
+    text = FileText(source.bom, source.text.split("\n"))  # the text the check judged
     anchors = _statement_starts(source)
     inserts: dict[int, set[str]] = {}
     for line, codes in sorted(lines_codes.items()):
@@ -83,9 +95,12 @@ def _write(real: Path, source, lines_codes: dict[int, set[str]], skipped: list[s
         ending = "\r" if target.endswith("\r") else ""
         text.lines.insert(anchor - 1, f"{indent}{directive(inserts[anchor], reason)}{ending}")
     if inserts:
-        with real.open("r+b") as handle:  # in place: the file's mode, owner and links stay
-            handle.write(text.encode())
-            handle.truncate()
+        failed = write_checked(source.real_path, checked_bytes(source), text.encode())
+        if failed is not None:
+            missed = NotWritten(source.path, min(inserts), 0, failed[0], failed[1], len(inserts), node)
+            added.not_written.append(missed)
+            skipped.append(f"{source.path}: {missed.reason()}")
+            return 0
     return len(inserts)
 
 

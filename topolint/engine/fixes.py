@@ -10,9 +10,10 @@ applicability); ``--fix`` applies the safe ones, ``--unsafe-fixes`` the unsafe o
 Positions are 1-based lines and 1-based columns in characters (Unicode code points) of the
 text as topolint read it (a UTF-8 byte-order mark is not part of line 1); an edit's end is
 exclusive. Each edit records the text it replaces, and is applied only when the file still
-holds exactly that text there, so a stale or misplaced edit changes nothing. Files are
-rewritten in place (mode, owner and links kept), with their byte-order mark and every line
-ending as they were; edits never touch a line ending. Applying a fix twice changes nothing.
+holds exactly that text there, so a stale or misplaced edit changes nothing. Edits apply to the
+text the check read, and engine/writes.py writes the result only where the file still holds
+those bytes (mode, owner and links kept), with its byte-order mark and every line ending as they
+were; edits never touch a line ending. Applying a fix twice changes nothing.
 
 A byte-order mark is outside every text position, so removing one is an edit of its own kind
 (``Edit.bom``, made by ``remove_bom``): JSON gives it ``"kind": "byte-order-mark"`` with
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from pathlib import Path
 
 SAFE, UNSAFE = "safe", "unsafe"
 BOM_EDIT = "byte-order-mark"  # the JSON kind of an edit that removes the byte-order mark
@@ -209,17 +209,25 @@ class FixOutcome:
     diffs: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # why a file was left alone
     hidden_unsafe: int = 0  # unsafe fixes that --unsafe-fixes would add
+    not_written: list = field(default_factory=list)  # engine/writes.py NotWritten: TL006
 
     @property
     def count(self) -> int:
         return sum(self.fixed.values())
 
 
-def fix_files(findings, real_paths: dict[str, Path | str | None], unsafe: bool, write: bool) -> FixOutcome:
-    """Apply (``write``) or diff the fixes of the active ``findings``; ``real_paths`` maps a
-    finding's path to the file on disk (None for stdin)."""
+def fix_files(findings, sources: dict, unsafe: bool, write: bool, checked=None,
+              left_alone: frozenset[str] | set[str] = frozenset()) -> FixOutcome:
+    """Apply (``write``) or diff the fixes of the active ``findings`` to the text the check read
+    (``sources``: path -> SourceFile). Only files in ``checked`` (engine/writes.py CheckedPaths;
+    None: any file on disk) are written or diffed; files in ``left_alone`` (paths) are skipped
+    without a word (an earlier pass already said why). A file that changed since it was read, or
+    cannot be written, is left as it is and listed in ``not_written``."""
+    from topolint.engine.writes import OUTSIDE, NotWritten, checked_bytes, write_checked
+
     outcome = FixOutcome()
     by_path: dict[str, list[Edit]] = {}
+    nodes: dict[str, str] = {}
     for finding in findings:
         fix = getattr(finding, "autofix", None)
         if fix is None or finding.suppressed:
@@ -229,31 +237,35 @@ def fix_files(findings, real_paths: dict[str, Path | str | None], unsafe: bool, 
             continue
         for edit in fix.edits:
             by_path.setdefault(edit.path, []).append(edit)
+            nodes.setdefault(edit.path, finding.node)
     for path in sorted(by_path):
-        real = real_paths.get(path)
-        if real is None:
+        if path in left_alone:
+            continue
+        source = sources.get(path)
+        if source is None or source.real_path is None:
             outcome.skipped.append(f"{path}: not a file on disk (stdin): not fixed")
             continue
-        real = Path(real)
-        if real.is_symlink() or not real.is_file():
-            outcome.skipped.append(f"{path}: not a regular file: not fixed")
+        edits = by_path[path]
+        first = min(edits, key=lambda e: (e.start_line, e.start_column))
+        if checked is not None and source.real_path not in checked:
+            outcome.not_written.append(NotWritten(path, first.start_line, first.start_column, OUTSIDE,
+                                                  count=len(edits), node=nodes[path]))
+            outcome.skipped.append(f"{path}: {outcome.not_written[-1].reason()}")
             continue
-        data = real.read_bytes()
-        try:
-            original = FileText.decode(data)
-        except UnicodeDecodeError:
-            outcome.skipped.append(f"{path}: not UTF-8: not fixed")
-            continue
-        changed, applied = apply_edits(original, by_path[path])
+        original = FileText(source.bom, source.text.split("\n"))  # the text the check judged
+        changed, applied = apply_edits(original, edits)
         if not applied:
             continue
-        outcome.fixed[path] = len(applied)
         if write:
-            with real.open("r+b") as handle:  # in place: the file's mode, owner and links stay
-                handle.write(changed.encode())
-                handle.truncate()
+            failed = write_checked(source.real_path, checked_bytes(source), changed.encode())
+            if failed is not None:
+                outcome.not_written.append(NotWritten(path, first.start_line, first.start_column, failed[0],
+                                                      failed[1], len(applied), nodes[path]))
+                outcome.skipped.append(f"{path}: {outcome.not_written[-1].reason()}")
+                continue
         else:
             outcome.diffs.append(unified_diff(path, original, changed))
+        outcome.fixed[path] = len(applied)
     return outcome
 
 

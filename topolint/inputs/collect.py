@@ -60,6 +60,9 @@ class Collection:
     # before checking the node and drops the facts after, so a cluster's facts are never all in
     # memory at once (a 2,000-node folder: issue 7).
     materialize: object = None
+    # The files named or found by walking the named folders (as given, not resolved): the only
+    # files --fix and --add-noqa write (engine/writes.py); sourced files are not among them.
+    checked: list[str] = field(default_factory=list)
 
 
 def content_format(path: str, text: str, hint: str | None = None) -> str | None:
@@ -333,6 +336,7 @@ class _Collector:
 
     def load_file(self, real: Path | str, node: NodeModel, explicit: bool, hint: str | None = None) -> None:
         path = display_path(real)
+        self.result.checked.append(os.fspath(real))
         self.load(None, path, node, explicit, loader=lambda: read_source(path, real), hint=hint)
 
     def walk(self, folder: Path) -> list[str]:
