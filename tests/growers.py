@@ -393,6 +393,47 @@ def _workflow(n: int) -> str:
                           for i in range(n))
 
 
+# --- the scheduler's inputs (docs/fleet-topology.md) ---------------------------------------
+
+def _topology_conf(n: int) -> str:
+    """topology/tree: n leaves of 4 nodes each (ranges) under one spine."""
+    leaves = "".join(f"SwitchName=leaf{i} Nodes=gpu{i}-[01-04] LinkSpeed=400\n" for i in range(n))
+    return leaves + f"SwitchName=spine Switches=leaf[0-{n - 1}]\n"
+
+
+def _topology_blocks(n: int) -> str:
+    return "".join(f"BlockName=rack{i} Nodes=gb{i}-[01-18]\n" for i in range(n)) + "BlockSizes=18\n"
+
+
+def _topology_yaml(n: int) -> str:
+    switches = "".join(f"      - switch: leaf{i}\n        nodes: gpu{i}-[01-04]\n" for i in range(n))
+    return ("- topology: tree\n  cluster_default: true\n  tree:\n    switches:\n"
+            f"      - switch: spine\n        children: leaf[0-{n - 1}]\n" + switches)
+
+
+def _hostfile(n: int) -> str:
+    return "".join(f"node{i:05d} slots=8\n" for i in range(n))
+
+
+def _slurm_env(n: int) -> str:
+    """One SLURM_JOB_NODELIST of n hosts written out (no ranges), beside other SLURM_ values."""
+    hosts = ",".join(f"gpu{i:05d}" for i in range(n))
+    return f"SLURM_JOB_ID=42\nSLURM_JOB_NODELIST={hosts}\nSLURM_TASKS_PER_NODE=8(x{n})\n"
+
+
+def _k8s_nodes(n: int) -> str:
+    items = "".join(f"- apiVersion: v1\n  kind: Node\n  metadata:\n    name: gpu{i}\n    labels:\n"
+                    f"      kubernetes.io/hostname: gpu{i}\n      nvidia.com/gpu.clique: c{i % 7}.0\n"
+                    f"      cloud.google.com/gce-topology-subblock: sb{i % 5}\n" for i in range(n))
+    return "apiVersion: v1\nkind: List\nitems:\n" + items
+
+
+def _show_labels(n: int) -> str:
+    head = "NAME   STATUS   ROLES    AGE   VERSION   LABELS\n"
+    return head + "".join(f"gpu{i}  Ready  <none>  1d  v1.30.0  kubernetes.io/hostname=gpu{i},"
+                          f"topology.k8s.aws/network-node-layer-3=nn-{i:08x}\n" for i in range(n))
+
+
 def _named(make: Callable[[int], str], name: str) -> Callable[[int], str]:
     make.__name__ = name
     return make
@@ -513,6 +554,13 @@ GROWERS: tuple[Grower, ...] = (
     Grower("module-versions", _module_versions, 200),
     Grower("github-actions", _workflow, 40),
     Grower("ip-addr", _ip_addr_json, 100),
+    Grower("slurm-topology-conf", _topology_conf, 100),
+    Grower("slurm-topology-conf", _topology_blocks, 40),
+    Grower("slurm-topology-yaml", _topology_yaml, 60),
+    Grower("mpi-hostfile", _hostfile, 300),
+    Grower("slurm-env", _slurm_env, 300),
+    Grower("k8s-nodes", _k8s_nodes, 40),
+    Grower("k8s-nodes", _show_labels, 100),
     Grower("ibnetdiscover", _ibnetdiscover, 40),
     Grower("ibnetdiscover", _ibnetdiscover_ports, 200),
     Grower("iblinkinfo", _iblinkinfo, 100),

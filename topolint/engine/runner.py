@@ -557,8 +557,11 @@ def cluster_model(collection: Collection, result: RunResult):
     from topolint.fleet.cluster import ClusterModel
 
     order = [node.name for node in collection.nodes if node.name in result.inventories]
-    cluster = ClusterModel(inventories={name: result.inventories[name] for name in order})
     from topolint.inputs.cluster_sniff import FABRIC_FILE_FORMATS
+    from topolint.model.scheduler import SCHEDULER_FORMATS
+
+    cluster = ClusterModel(inventories={name: result.inventories[name] for name in order},
+                           inputs=[(f.facts, f.host) for f in collection.cluster_files if f.format in SCHEDULER_FORMATS])
 
     fabric_files = [f.facts for f in collection.cluster_files if f.format in FABRIC_FILE_FORMATS]
     if fabric_files:

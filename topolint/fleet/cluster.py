@@ -37,6 +37,9 @@ class ClusterModel:
     # Later fields, each filled by the runner's cluster_model() from the run's inputs:
     # the fabric graph, scheduler topology, hostfiles and node labels (fleet part 2), the NVLink
     # domain and profiles (fleet part 3). A field left empty makes nothing available.
+    # The scheduler's files as parsed (inputs/collect.py Collection.cluster_files): (facts, the node
+    # folder it was found in or None). The scheduler's are read through ``scheduler``.
+    inputs: list = field(default_factory=list)
     # The fabric as cabled (fleet/fabric_graph.py), from the cluster's ibnetdiscover, iblinkinfo
     # and lldpctl files; None: the run has none.
     fabric: FabricGraph | None = None
@@ -46,9 +49,17 @@ class ClusterModel:
         kinds = {"cluster"}
         if len(self.inventories) >= 2:
             kinds.add("inventories")  # something to compare: two nodes at least
+        kinds |= self.scheduler.available()
         if self.fabric is not None:
             kinds.add("fabric")
         return kinds
+
+    @cached_property
+    def scheduler(self):
+        """The scheduler's view of the cluster (fleet/scheduler.py): topology files, host orders, labels."""
+        from topolint.fleet.scheduler import SchedulerView
+
+        return SchedulerView.of(self.inputs)
 
     @property
     def nodes(self) -> list[str]:

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import re
 
+from topolint.inputs.scheduler_sniff import MALFORMED as SCHEDULER_MALFORMED
+from topolint.model.scheduler import SCHEDULER_FORMATS
+
 IBNETDISCOVER, IBLINKINFO, LLDPCTL = "ibnetdiscover", "iblinkinfo", "lldpctl"
 FABRIC_FILE_FORMATS = {IBNETDISCOVER, IBLINKINFO, LLDPCTL}
 # Every format the cluster stage reads instead of a node (the scheduler's files join these).
-CLUSTER_FORMATS = set(FABRIC_FILE_FORMATS)
+CLUSTER_FORMATS = set(FABRIC_FILE_FORMATS) | SCHEDULER_FORMATS  # the scheduler's: inputs/scheduler_sniff.py
 
 # How their parsers begin an InputError's message: a folder walk reports these as TL001.
-MALFORMED = ("malformed ibnetdiscover", "malformed iblinkinfo", "malformed lldpctl")
+MALFORMED = ("malformed ibnetdiscover", "malformed iblinkinfo", "malformed lldpctl") + SCHEDULER_MALFORMED
 
 _HEAD = 16384
 # Blanks are [ \t], never \s: under re.M a \s* at each line start would run over the blank lines below.

@@ -17,6 +17,7 @@ from pathlib import Path
 from topolint.inputs import config_names
 from topolint.inputs.config_names import walk_dot_file, walk_dot_folder
 from topolint.inputs.cluster_sniff import CLUSTER_FORMATS, LLDPCTL
+from topolint.model.scheduler import K8S_NODES
 from topolint.inputs.sniff import INVENTORY, sniff
 from topolint.inputs.source import InputBudget, InputError, SourceFile, open_regular, read_source, read_stream
 from topolint.model.facts import GraphFile
@@ -64,8 +65,25 @@ class Collection:
     checked: list[str] = field(default_factory=list)
 
 
+def content_format(path: str, text: str, hint: str | None = None) -> str | None:
+    """The format of a file by name, shebang and content, as a folder walk and a named file see it."""
+    named = config_names.by_name(path)
+    if named == config_names.YAML:  # a topology.yaml or a node object is YAML by name, not a manifest
+        from topolint.inputs.scheduler_sniff import scheduler_format
+
+        found = scheduler_format(text)
+        if found:
+            return found
+    fmt = config_names.refine(named, path, text) or config_names.shebang(text) or sniff(text)
+    if fmt is None and named is None:
+        from topolint.inputs.scheduler_sniff import scheduler_format
+
+        fmt = scheduler_format(text, path)  # a hostfile of host names alone is known by its name
+    return fmt or hint
+
+
 CLUSTER_TOP = "(cluster)"  # the pseudo node the top files of a cluster folder are loaded for
-LOCAL_END_FORMATS = {LLDPCTL}  # found in a node's folder, the node is its local end
+LOCAL_END_FORMATS = {LLDPCTL, K8S_NODES}  # a labels block names no node: the folder's node is it  # found in a node's folder, the node is its local end
 
 
 @lru_cache(maxsize=4096)
@@ -137,8 +155,7 @@ class _Collector:
                 if not self.budget.charge(source):
                     self.over_budget(path, node)
                     return
-            fmt = config_names.refine(config_names.by_name(path), path, source.text) or \
-                config_names.shebang(source.text) or sniff(source.text) or hint
+            fmt = content_format(path, source.text, hint)
             if fmt is None:
                 if explicit:
                     self.problem("TL002", path, 1, 0, "matches no known input format "
@@ -392,7 +409,7 @@ def _quick_sniff(path: Path) -> str | None:
         with os.fdopen(open_regular(str(path), path), "rb") as handle:
             head = handle.read(65536)
         text = head.decode("utf-8", errors="replace")
-        return config_names.by_name(path.name) or config_names.shebang(text) or sniff(text)
+        return content_format(path.name, text)
     except (OSError, InputError):
         return None
 

@@ -241,6 +241,18 @@ def _software(text: str) -> str | None:
 
 DETECTORS.append(_software)
 
+
+def _scheduler(text: str) -> str | None:
+    """The scheduler's inputs (Slurm topology files, hostfiles, SLURM environment dumps, Kubernetes
+    node labels): topolint/inputs/scheduler_sniff.py, before the config formats (a node object is
+    Kubernetes YAML too)."""
+    from topolint.inputs.scheduler_sniff import scheduler_format
+
+    return scheduler_format(text)
+
+
+DETECTORS.append(_scheduler)
+
 # Config formats (infra files) by content, after the machine outputs; names and shebangs come
 # first in collect.py. Imported here so a detector list stays the one place to look.
 from topolint.inputs.config_names import CONFIG_DETECTORS  # noqa: E402

@@ -37,6 +37,9 @@ MEM_BIND = "mem-bind"
 NUMACTL = "numactl"  # value: "cpunodebind=0;membind=0"
 TASKSET = "taskset"
 CUDA_VISIBLE_DEVICES = "cuda-visible-devices"
+DISTRIBUTION = "distribution"  # srun -m / --distribution (block, cyclic, plane=N, arbitrary)
+MAP_BY = "map-by"  # mpirun --map-by
+RANK_BY = "rank-by"  # mpirun --rank-by
 ENV_FROM = "env-from"  # a ConfigMap or Secret a container takes its environment from
 CONTAINER = "container"  # a container spec exists in this scope (value: its kind of spec)
 

@@ -43,6 +43,13 @@ PARSERS = {
     "iblinkinfo": "topolint.parsers.iblinkinfo:parse_iblinkinfo",
     "lldpctl": "topolint.parsers.lldpctl:parse_lldpctl",
     "topolint-inventory": "topolint.parsers.inventory_json:parse_inventory",  # docs/fleet.md
+    # The scheduler's inputs (inputs/scheduler_sniff.py; facts in model/scheduler.py): cluster-wide,
+    # read by the cluster stage (docs/fleet-topology.md).
+    "slurm-topology-conf": "topolint.parsers.slurm_topology_conf:parse_topology_conf",
+    "slurm-topology-yaml": "topolint.parsers.slurm_topology_yaml:parse_topology_yaml",
+    "mpi-hostfile": "topolint.parsers.mpi_hostfile:parse_hostfile",
+    "slurm-env": "topolint.parsers.slurm_env:parse_slurm_env",
+    "k8s-nodes": "topolint.parsers.k8s_nodes:parse_k8s_nodes",
     # Software versions (model/software.py); "kernel-version" as uname -r only by a bundle manifest's format.
     "nvidia-driver-version": "topolint.parsers.versions:parse_nvidia_driver_version",
     "nvidia-smi-version": "topolint.parsers.versions:parse_nvidia_smi_version",

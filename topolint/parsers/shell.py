@@ -49,6 +49,7 @@ _SLURM_FACTS = {
     "--gpus-per-node": cfg.GPUS_PER_NODE, "--nodes": cfg.NODES, "-N": cfg.NODES,
     "--cpu-bind": cfg.CPU_BIND, "--cpu_bind": cfg.CPU_BIND, "--gpu-bind": cfg.GPU_BIND,
     "--mem-bind": cfg.MEM_BIND, "--mem_bind": cfg.MEM_BIND,
+    "--distribution": cfg.DISTRIBUTION, "-m": cfg.DISTRIBUTION,  # the rank order FLEET002 assumes
 }
 
 
@@ -603,6 +604,9 @@ class _ShellParser:
             elif word in ("-np", "-n", "-N", "--npernode", "-npernode", "-ppn") and i + 1 < len(args):
                 if word in ("-N", "--npernode", "-npernode", "-ppn"):
                     self._fact(cfg.NPROC_PER_NODE, args[i + 1], scope, word)
+                i += 2
+            elif word in ("--map-by", "-map-by", "--rank-by", "-rank-by") and i + 1 < len(args):
+                self._fact(cfg.MAP_BY if "map" in word else cfg.RANK_BY, args[i + 1], scope, word)  # FLEET002
                 i += 2
             elif "=" in word or word in _MPI_NOARG:
                 i += 1

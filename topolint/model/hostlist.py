@@ -1,0 +1,154 @@
+"""Slurm hostlist expressions, expanded the way ``scontrol show hostnames`` expands them: the one
+function every scheduler input shares (topology.conf, topology.yaml, SLURM_JOB_NODELIST, node
+lists).
+
+``gpu[001-032,040]`` is gpu001 .. gpu032 and gpu040: a range keeps the zero padding of its first
+number; text after the brackets follows each name (``rack[1-2]-ib``); several bracket groups in
+one name give every combination, the first group varying slowest (``a[1-2]b[1-2]``: a1b1 a1b2
+a2b1 a2b2). Names are separated by commas outside brackets. Input order and duplicates are kept
+(``gpu-b4-[1,0]`` is gpu-b4-1 then gpu-b4-0; ``n1,n1`` is two names), as Slurm's hostlist keeps
+them before anything sorts or uniqs it.
+
+Expansion is bounded (``MAX_HOSTS``): an expression of a dozen characters can name a billion
+hosts, and the work stays linear in the hosts named, never in the numbers' size.
+"""
+
+from __future__ import annotations
+
+from topolint.model.numbers import decimal
+
+from collections.abc import Iterator
+
+MAX_HOSTS = 1 << 20  # one expression, or one file's expressions together (a Budget)
+MAX_GROUPS = 8  # bracket groups in one name (Slurm's multi-dimensional names use 2 or 3)
+
+
+class HostlistError(ValueError):
+    """An expression Slurm would refuse; ``column`` is 1-based within the expression."""
+
+    def __init__(self, message: str, column: int = 0):
+        super().__init__(message)
+        self.message = message
+        self.column = column
+
+
+class Budget:
+    """Hosts still to expand, shared by the expressions of one file (so a file of many small
+    expressions cannot name more hosts than one could)."""
+
+    def __init__(self, hosts: int = MAX_HOSTS):
+        self.left = hosts
+
+    def take(self, count: int, column: int) -> None:
+        if count > self.left:
+            raise HostlistError(f"names more than {MAX_HOSTS} hosts (the bound on a hostlist expression)", column)
+        self.left -= count
+
+
+def _split_top(text: str) -> Iterator[tuple[int, str]]:
+    """The comma-separated names of ``text`` outside brackets, each with its 0-based offset."""
+    depth, start, opened = 0, 0, 0
+    for index, char in enumerate(text):
+        if char == "[":
+            if depth:
+                raise HostlistError("'[' inside brackets", index + 1)
+            depth, opened = 1, index
+        elif char == "]":
+            if not depth:
+                raise HostlistError("']' without '['", index + 1)
+            depth = 0
+        elif char == "," and not depth:
+            yield start, text[start:index]
+            start = index + 1
+    if depth:
+        raise HostlistError("'[' without ']'", opened + 1)
+    yield start, text[start:]
+
+
+def _numbers(body: str, offset: int) -> list[tuple[int, int, int]]:
+    """The ranges of one bracket body: (first, last, width of the zero padding)."""
+    ranges = []
+    position = offset
+    for part in body.split(","):
+        low, dash, high = part.partition("-")
+        low, high = low.strip(), high.strip() if dash else low.strip()
+        if not (low.isdigit() and high.isdigit() and low.isascii() and high.isascii()) or len(low) > 18 or len(high) > 18:
+            raise HostlistError(f"[{body}]: expected numbers and ranges (N or N-M) between the brackets", position + 1)
+        first, last = decimal(low), decimal(high)
+        if last < first:
+            raise HostlistError(f"range {part.strip()} runs backwards", position + 1)
+        ranges.append((first, last, len(low) if low.startswith("0") and len(low) > 1 else 0))
+        position += len(part) + 1
+    return ranges
+
+
+def _parts(name: str, offset: int) -> list[tuple[str, list[tuple[int, int, int]] | None]]:
+    """A name as literal text and bracket groups, in order."""
+    parts: list[tuple[str, list | None]] = []
+    rest, position = name, offset
+    while "[" in rest:
+        before, _, after = rest.partition("[")
+        body, _, rest = after.partition("]")
+        parts.append((before, None))
+        parts.append(("", _numbers(body, position + len(before) + 1)))
+        position += len(before) + len(body) + 2
+    parts.append((rest, None))
+    return parts
+
+
+def _count(groups: list[list[tuple[int, int, int]]]) -> int:
+    total = 1
+    for ranges in groups:
+        total *= sum(last - first + 1 for first, last, _ in ranges)
+        if total > MAX_HOSTS:
+            return total
+    return total
+
+
+def _values(ranges: list[tuple[int, int, int]]) -> list[str]:
+    return [str(n).zfill(width) for first, last, width in ranges for n in range(first, last + 1)]
+
+
+def _expand_name(name: str, offset: int, budget: Budget) -> list[str]:
+    parts = _parts(name, offset)
+    groups = [ranges for _, ranges in parts if ranges is not None]
+    if len(groups) > MAX_GROUPS:
+        raise HostlistError(f"more than {MAX_GROUPS} bracket groups in one name", offset + 1)
+    budget.take(_count(groups), offset + 1)
+    names = [""]
+    for text, ranges in parts:
+        if ranges is None:
+            names = [prefix + text for prefix in names] if text else names
+        else:
+            values = _values(ranges)
+            names = [prefix + value for prefix in names for value in values]
+    return names
+
+
+def expand(expression: str, budget: Budget | None = None) -> list[str]:
+    """The host names of a Slurm hostlist expression, in order, duplicates kept. HostlistError
+    for what Slurm refuses (unbalanced brackets, a range that runs backwards, letters in a
+    range) or an expression past the bound. Blanks around names are dropped; an empty name
+    (``a,,b``) names nothing."""
+    budget = budget or Budget()
+    hosts: list[str] = []
+    for offset, name in _split_top(expression):
+        stripped = name.strip()
+        if not stripped:
+            continue
+        lead = offset + len(name) - len(name.lstrip())
+        if any(c.isspace() for c in stripped):
+            raise HostlistError(f"{stripped!r}: a host name holds no blanks", lead + 1)
+        if "[" not in stripped:
+            budget.take(1, lead + 1)
+            hosts.append(stripped)
+        else:
+            hosts.extend(_expand_name(stripped, lead, budget))
+    return hosts
+
+
+def compress(hosts: list[str], limit: int = 8) -> str:
+    """A short, readable list of ``hosts`` for evidence: the first ``limit`` names and a count of
+    the rest (never a hostlist expression: a reader sees the names)."""
+    shown = ", ".join(hosts[:limit])
+    return shown + (f" and {len(hosts) - limit} more" if len(hosts) > limit else "")

@@ -1,0 +1,107 @@
+"""Facts of the scheduler's inputs (docs/fleet-topology.md): Slurm's topology files, the host
+order of a job (MPI hostfiles, node lists, SLURM_JOB_NODELIST dumps) and Kubernetes node labels.
+
+They describe the cluster, not one node: a cluster folder holds them at its top, and the
+cluster stage reads them (fleet/scheduler.py, fleet/rank_order.py). Every value keeps the file
+and line it was read from.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from topolint.model.facts import Fact, Location
+from topolint.model.schema import Field
+
+TopologyKind = Literal["tree", "block", "flat"]
+TOPOLOGY_CONF, TOPOLOGY_YAML = "slurm-topology-conf", "slurm-topology-yaml"
+MPI_HOSTFILE, SLURM_ENV, K8S_NODES = "mpi-hostfile", "slurm-env", "k8s-nodes"
+SCHEDULER_FORMATS = frozenset({TOPOLOGY_CONF, TOPOLOGY_YAML, MPI_HOSTFILE, SLURM_ENV, K8S_NODES})
+
+
+class SwitchLine(Fact):
+    """One switch of topology/tree: ``SwitchName=s1 Switches=... Nodes=... LinkSpeed=...``."""
+
+    name: str
+    nodes: list[str] = Field(default_factory=list)  # expanded, in order
+    switches: list[str] = Field(default_factory=list)
+    link_speed: Optional[str] = None
+    loc: Location
+
+
+class BlockLine(Fact):
+    """One block of topology/block: ``BlockName=b1 Nodes=...``."""
+
+    name: str
+    nodes: list[str] = Field(default_factory=list)
+    loc: Location
+
+
+class Topology(Fact):
+    """One topology: the whole of a topology.conf, or one entry of a topology.yaml."""
+
+    name: str  # topology.yaml's ``topology:``; "topology.conf" for the .conf
+    kind: TopologyKind
+    cluster_default: bool = False
+    switches: list[SwitchLine] = Field(default_factory=list)
+    blocks: list[BlockLine] = Field(default_factory=list)
+    block_sizes: list[int] = Field(default_factory=list)
+    block_sizes_loc: Optional[Location] = None
+    loc: Location
+
+
+class TopologyFile(Fact):
+    """A Slurm topology.conf (or ``scontrol show topology``'s lines) or topology.yaml."""
+
+    path: str
+    format: str  # TOPOLOGY_CONF or TOPOLOGY_YAML
+    topologies: list[Topology] = Field(default_factory=list)
+
+    def verbose_notes(self) -> list[str]:
+        said = []
+        for topology in self.topologies:
+            parts = f"{len(topology.switches)} switches" if topology.kind == "tree" else f"{len(topology.blocks)} blocks"
+            default = ", cluster default" if topology.cluster_default else ""
+            said.append(f"Slurm topology {topology.name} ({topology.kind}{default}): {parts}")
+        return said
+
+
+class HostEntry(Fact):
+    """One host of a job's host order, as the input names it (``slots`` when it says so)."""
+
+    name: str
+    slots: Optional[int] = None
+    loc: Location
+
+
+class HostOrder(Fact):
+    """A job's hosts in the order the input gives them: an MPI hostfile (``host slots=N``,
+    ``host:N``, one host a line), a node list, or a ``SLURM_JOB_NODELIST`` in an environment dump."""
+
+    path: str
+    kind: str  # "hostfile", "node list", "SLURM_JOB_NODELIST" (the variable's name)
+    hosts: list[HostEntry] = Field(default_factory=list)
+    settings: dict[str, str] = Field(default_factory=dict)  # SLURM_* values of an environment dump
+    setting_locs: dict[str, Location] = Field(default_factory=dict)
+
+    def verbose_notes(self) -> list[str]:
+        return [f"{self.kind}: {len(self.hosts)} host entries"]
+
+
+class NodeLabels(Fact):
+    """The labels of one Kubernetes node (``kubectl get node -o yaml|json``, ``describe node``,
+    ``get nodes --show-labels``, or a pasted labels block)."""
+
+    node: Optional[str] = None  # None: a labels block that does not name its node
+    labels: dict[str, str] = Field(default_factory=dict)
+    label_locs: dict[str, Location] = Field(default_factory=dict)
+    loc: Location
+
+
+class NodeLabelsFile(Fact):
+    path: str
+    host: Optional[str] = None  # the node whose folder held it: the node a labels block names none for
+    nodes: list[NodeLabels] = Field(default_factory=list)
+
+    def verbose_notes(self) -> list[str]:
+        return [f"Kubernetes node labels of {len(self.nodes)} node(s)"]
