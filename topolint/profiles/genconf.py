@@ -75,7 +75,7 @@ def node_inventory(folder: Path, config: Path | None, isolated: bool):
     found = sorted(result.inventories.items())
     if len(found) != 1:
         if found:
-            names = ", ".join(name for name, _ in found[:5]) + (", ..." if len(found) > 5 else "")
+            names = ", ".join(_one_line(name) for name, _ in found[:5]) + (", ..." if len(found) > 5 else "")
             raise UsageError(f"--from {folder}: holds {len(found)} nodes ({names}), not one: name one node's folder")
         raise UsageError(f"--from {folder}: no node's hardware in it (no topology dump, lspci, nvidia-smi, ibstat, "
                          "numactl output): nothing to write a profile from")
@@ -112,7 +112,7 @@ def profile_text(folder: Path, name: str | None = None, config: Path | None = No
     if library().get(name) is not None:
         raise UsageError(f"--name {name}: a built-in profile's name; a site profile needs its own (--name)")
     if errors and notes is not None:
-        notes.append(f"topolint: note: node {node} has {errors} error finding(s) (`topolint check {folder}`): "
+        notes.append(f"topolint: note: node {_one_line(node)} has {errors} error finding(s) (`topolint check {folder}`): "
                      "a profile is written from a known-good node")
     base = folder.resolve().parent
     shape = inventory_shape(inventory)
