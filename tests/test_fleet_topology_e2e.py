@@ -52,3 +52,37 @@ def test_the_same_cluster_cabled_as_written_is_clean(tmp_path):
     (cluster / "hostfile").write_text("".join(f"node0{n} slots=8\n" for n in (1, 2, 3, 5, 6, 7)))
     result = run_cli("check", cluster, "--isolated", "--format", "json")
     assert result.exit_code == 0 and json.loads(result.stdout)["findings"] == [], result.stdout
+
+
+def _ibstat(guid: str) -> str:
+    return (f"CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tNode GUID: 0x{guid}\n"
+            f"\tSystem image GUID: 0x{guid}\n\tPort 1:\n\t\tState: Active\n\t\tPhysical state: LinkUp\n"
+            f"\t\tRate: 200\n\t\tBase lid: 11\n\t\tPort GUID: 0x{guid}\n\t\tLink layer: InfiniBand\n")
+
+
+def test_adapters_with_the_shipped_description_are_joined_to_their_nodes_by_port_guid(tmp_path):
+    """A fabric whose adapters still carry the description they shipped with names no host: the
+    nodes' own ibstat Port GUIDs join them (docs/fleet-topology.md), and the same faults are found."""
+    import re
+
+    cluster = tmp_path / "cluster"
+    cluster.mkdir()
+    fabric = (CLUSTER / "fabric.ibnetdiscover").read_text()
+    guids = dict(re.findall(r'"H-([0-9a-f]{16})"\s+# "(node0\d) mlx5_0"', fabric))
+    assert len(set(guids.values())) == 7
+    (cluster / "fabric.ibnetdiscover").write_text(re.sub(r'node0\d mlx5_0', "MT4123 ConnectX6 Mellanox Technologies", fabric))
+    for name in ("topology.conf", "hostfile"):
+        (cluster / name).write_text((CLUSTER / name).read_text())
+    for guid, node in guids.items():
+        (cluster / node).mkdir()
+        (cluster / node / "ibstat.txt").write_text(_ibstat(guid))
+    result = run_cli("check", cluster, "--isolated", "--format", "json", "--select", "FLEET002,FLEET004,FLEET005")
+    found = sorted((f["code"], f["path"].rsplit("/", 1)[-1]) for f in json.loads(result.stdout)["findings"])
+    assert found == [("FLEET002", "hostfile"), ("FLEET004", "topology.conf"), ("FLEET004", "topology.conf"),
+                     ("FLEET005", "fabric.ibnetdiscover")], result.stdout + result.stderr
+    without_guids = tmp_path / "unjoined"
+    without_guids.mkdir()
+    for name in ("fabric.ibnetdiscover", "topology.conf", "hostfile"):
+        (without_guids / name).write_text((cluster / name).read_text())
+    result = run_cli("check", without_guids, "--isolated", "--format", "json", "--select", "FLEET004")
+    assert not any("cabled to leaf-2" in f["message"] for f in json.loads(result.stdout)["findings"])
