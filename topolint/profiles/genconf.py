@@ -33,7 +33,7 @@ def _scalar(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+        return f"{value:.0f}"
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, dict):
