@@ -645,6 +645,22 @@ def _nested_ifs(n: int) -> str:
         "export NCCL_DEBUG=INFO\n" + "fi\n" * n
 
 
+def _sysfs_ecn(n: int) -> str:
+    """A sysfs dump of n RoCE interfaces with ECN on: each interface's ECN lines were found by a
+    scan of every interface's (model/fabric_view.py), in comprehensions no count of calls sees."""
+    return "".join(f"/sys/class/net/ens{i}/ecn/roce_np/enable/3:1\n/sys/class/net/ens{i}/ecn/roce_rp/enable/3:1\n"
+                   for i in range(n))
+
+
+def _roce_ports(n: int) -> str:
+    """n healthy RoCE ports in one mlnx_qos report (trust dscp) with their sysfs ECN and
+    traffic-class lines: each port's traffic class was the last of a scan of every HCA's."""
+    return "".join(f"=== show configuration for device ens{i} / mlx5_{i} ===\nPriority trust state: dscp\n"
+                   "PFC configuration:\n\tpriority 0 1 2 3 4 5 6 7\n\tenabled  0 0 0 1 0 0 0 0\n"
+                   f"/sys/class/net/ens{i}/ecn/roce_np/enable/3:1\n/sys/class/net/ens{i}/ecn/roce_rp/enable/3:1\n"
+                   f"/sys/class/infiniband/mlx5_{i}/tc/1/traffic_class:Global tclass=106\n" for i in range(n))
+
+
 class RunShape(NamedTuple):
     """A whole run of one file named ``file`` (its name says its format)."""
 
@@ -669,4 +685,6 @@ RUN_SHAPES: tuple[RunShape, ...] = (
     RunShape("topo.xml", _shared_affinities, 12),
     RunShape("topo.xml", _many_attributes, 1000, c_heavy=True),
     RunShape("job.sh", _nested_ifs, 8),
+    RunShape("sysfs.txt", _sysfs_ecn, 300, c_heavy=True),
+    RunShape("qos.txt", _roce_ports, 150, c_heavy=True),
 )
