@@ -635,6 +635,17 @@ def _shared_affinities(n: int) -> str:
         f'  <cpu numaid="{i}" affinity="ffffffff,ffffffff" arch="x86_64"/>\n' for i in range(n)) + "</system>\n"
 
 
+def _past_nccl_limits(n: int) -> str:
+    """n GPUs under one CPU, past NCCL's node limit (TOPO004) from n = 127 on: the material of
+    all-pairs paths, which no other rule of the node may walk on a file NCCL would not load."""
+    return ('<system version="1">\n  <cpu numaid="0" affinity="ffffffff" arch="x86_64" vendor="GenuineIntel" '
+            'familyid="6" modelid="143">\n'
+            + "".join(f'    <pci busid="0000:{i // 32 + 1:02x}:{i % 32:02x}.0" class="0x030200" '
+                      f'link_speed="16.0 GT/s PCIe" link_width="16">\n'
+                      f'      <gpu dev="{i}" sm="90" rank="{i}" gdr="1"/>\n    </pci>\n' for i in range(n))
+            + "  </cpu>\n</system>\n")
+
+
 def _many_attributes(n: int) -> str:
     """One element with n attributes: lxml reads each value by a search from the first."""
     return '<system version="1">\n  <cpu numaid="0" ' + " ".join(f'a{i}="1"' for i in range(n)) + "/>\n</system>\n"
@@ -683,6 +694,7 @@ RUN_SHAPES: tuple[RunShape, ...] = (
     RunShape("launch.py", _launcher_repeated, 50),
     RunShape("pods.yaml", _pods, 20),
     RunShape("topo.xml", _shared_affinities, 12),
+    RunShape("topo.xml", _past_nccl_limits, 130),
     RunShape("topo.xml", _many_attributes, 1000, c_heavy=True),
     RunShape("job.sh", _nested_ifs, 8),
     RunShape("sysfs.txt", _sysfs_ecn, 300, c_heavy=True),
