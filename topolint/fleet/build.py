@@ -185,7 +185,7 @@ def _nics(node) -> tuple[list[NicPortInventory], Sourced | None]:
         port = ports[key]
         record = build(NicPortInventory, name=f"{port.hca}:{port.port}")
         for name, field in (("model", "model"), ("firmware", "firmware"), ("state", "state"),
-                            ("link_layer", "link_layer"), ("mtu", "active_mtu")):
+                            ("link_layer", "link_layer"), ("mtu", "active_mtu"), ("port_guid", "port_guid")):
             value = port.value(field)
             if value is not None:
                 setattr(record, name, sourced(value, port.report_with(field).at(

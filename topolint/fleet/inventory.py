@@ -104,6 +104,8 @@ class NicPortInventory(Fact):
     mtu: Optional[Sourced] = Field(default=None, description="active MTU of the port (bytes)")
     netdev_mtu: Optional[Sourced] = Field(default=None, description="MTU of its network interface (bytes)")
     gid_index: Optional[Sourced] = Field(default=None, description="RoCE: index of the first RoCE v2 IPv4 GID")
+    port_guid: Optional[Sourced] = Field(default=None, description="InfiniBand port GUID, 16 hex digits (ibstat): "
+                                         "what joins the port to a fabric file's host")
     pcie_gen: Optional[Sourced] = None
     pcie_width: Optional[Sourced] = None
     numa_node: Optional[Sourced] = None

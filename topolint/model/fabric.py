@@ -41,6 +41,7 @@ class IbPort(Fact):
     active_mtu: Optional[int] = None  # bytes
     max_mtu: Optional[int] = None
     subnet_prefix: Optional[str] = None  # IB: the first 64 bits of the default GID (ibstatus)
+    port_guid: Optional[str] = None  # ibstat Port GUID, 16 hex digits: what a fabric file names the port by
     loc: Location  # the port's header line
     lines: dict[str, Location] = {}  # field name -> its line ("state", "rate", "active_mtu", ...)
 

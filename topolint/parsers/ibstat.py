@@ -122,6 +122,10 @@ def _port_field(port: IbPort, key: str, value: str, path: str, line: Line) -> No
         port.lid = decimal(value)
     elif key == "link layer":
         port.link_layer, port.lines["link_layer"] = lowered(value), where
+    elif key == "port guid":
+        guid = value.lower().removeprefix("0x")
+        if re.fullmatch(r"[0-9a-f]{1,16}", guid) and guid.strip("0"):  # an all-zero GUID names no port
+            port.port_guid, port.lines["port_guid"] = guid.rjust(16, "0"), where
 
 
 _RATE = re.compile(r"([0-9.]+)\s*Gb/sec\b.*")
