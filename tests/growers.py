@@ -635,6 +635,17 @@ def _shared_affinities(n: int) -> str:
         f'  <cpu numaid="{i}" affinity="ffffffff,ffffffff" arch="x86_64"/>\n' for i in range(n)) + "</system>\n"
 
 
+def _past_nccl_limits(n: int) -> str:
+    """n GPUs under one CPU, past NCCL's node limit (TOPO004) from n = 127 on: the material of
+    all-pairs paths, which no other rule of the node may walk on a file NCCL would not load."""
+    return ('<system version="1">\n  <cpu numaid="0" affinity="ffffffff" arch="x86_64" vendor="GenuineIntel" '
+            'familyid="6" modelid="143">\n'
+            + "".join(f'    <pci busid="0000:{i // 32 + 1:02x}:{i % 32:02x}.0" class="0x030200" '
+                      f'link_speed="16.0 GT/s PCIe" link_width="16">\n'
+                      f'      <gpu dev="{i}" sm="90" rank="{i}" gdr="1"/>\n    </pci>\n' for i in range(n))
+            + "  </cpu>\n</system>\n")
+
+
 def _many_attributes(n: int) -> str:
     """One element with n attributes: lxml reads each value by a search from the first."""
     return '<system version="1">\n  <cpu numaid="0" ' + " ".join(f'a{i}="1"' for i in range(n)) + "/>\n</system>\n"
@@ -643,6 +654,22 @@ def _many_attributes(n: int) -> str:
 def _nested_ifs(n: int) -> str:
     return "#!/bin/bash\n" + "".join(f'if [ -n "$X{i}" ]; then\n' for i in range(n)) + \
         "export NCCL_DEBUG=INFO\n" + "fi\n" * n
+
+
+def _sysfs_ecn(n: int) -> str:
+    """A sysfs dump of n RoCE interfaces with ECN on: each interface's ECN lines were found by a
+    scan of every interface's (model/fabric_view.py), in comprehensions no count of calls sees."""
+    return "".join(f"/sys/class/net/ens{i}/ecn/roce_np/enable/3:1\n/sys/class/net/ens{i}/ecn/roce_rp/enable/3:1\n"
+                   for i in range(n))
+
+
+def _roce_ports(n: int) -> str:
+    """n healthy RoCE ports in one mlnx_qos report (trust dscp) with their sysfs ECN and
+    traffic-class lines: each port's traffic class was the last of a scan of every HCA's."""
+    return "".join(f"=== show configuration for device ens{i} / mlx5_{i} ===\nPriority trust state: dscp\n"
+                   "PFC configuration:\n\tpriority 0 1 2 3 4 5 6 7\n\tenabled  0 0 0 1 0 0 0 0\n"
+                   f"/sys/class/net/ens{i}/ecn/roce_np/enable/3:1\n/sys/class/net/ens{i}/ecn/roce_rp/enable/3:1\n"
+                   f"/sys/class/infiniband/mlx5_{i}/tc/1/traffic_class:Global tclass=106\n" for i in range(n))
 
 
 class RunShape(NamedTuple):
@@ -667,6 +694,9 @@ RUN_SHAPES: tuple[RunShape, ...] = (
     RunShape("launch.py", _launcher_repeated, 50),
     RunShape("pods.yaml", _pods, 20),
     RunShape("topo.xml", _shared_affinities, 12),
+    RunShape("topo.xml", _past_nccl_limits, 130),
     RunShape("topo.xml", _many_attributes, 1000, c_heavy=True),
     RunShape("job.sh", _nested_ifs, 8),
+    RunShape("sysfs.txt", _sysfs_ecn, 300, c_heavy=True),
+    RunShape("qos.txt", _roce_ports, 150, c_heavy=True),
 )

@@ -6,10 +6,10 @@ not fire. The corpus is third-party material and never copied here; without it t
 from __future__ import annotations
 
 import csv
-import json
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT
+from corpus_table import assert_expectations
 
 from topolint.inputs.collect import content_format
 from topolint.inputs.source import SourceFile
@@ -65,10 +65,4 @@ def test_fleet_corpus_file(name, corpus):
     assert (found or "-") == fmt
     if holds != "-":
         assert summary(parse(found, SourceFile(path=name, text=text))) == holds
-    result = run_cli("check", path, "--select", "ALL", "--preview", "--format", "json")
-    assert "Traceback" not in result.stderr
-    assert result.exit_code in (0, 1), result.stdout + result.stderr
-    findings = json.loads(result.stdout)["findings"]
-    fired = {f["code"] for f in findings} | {f"{f['code']}:{f['severity']}" for f in findings}
-    assert must <= fired, f"{name}: expected {sorted(must - fired)}; fired {sorted(fired)}"
-    assert not (must_not & fired), f"{name}: {sorted(must_not & fired)} must not fire"
+    assert_expectations(name, path, must, must_not)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from conftest import run_cli
 
 
@@ -37,3 +39,40 @@ def test_node_limit_is_reached_at_the_maximum(tmp_path):
     assert "child elements" not in result.stdout  # 254 children are within 2.29.7's 640
     assert "child elements" in _check(path, "2.28.9").stdout  # but not within 128
     assert _check(path, "2.20.5").stdout.count("TOPO004") == 1  # 1024 nodes, but 32 children
+
+
+def _shared(cpus: int) -> str:
+    """``cpus`` cpu elements claiming one affinity: NUMA005 (and, past the limit, TOPO001) material."""
+    return '<system version="1">\n' + "".join(
+        f'  <cpu numaid="{i}" affinity="ffffffff,ffffffff" arch="x86_64"/>\n' for i in range(cpus)) + "</system>\n"
+
+
+def _codes(stdout: str) -> set[str]:
+    """The codes of the findings in concise output."""
+    return set(re.findall(r": ([A-Z]+\d{3}) \[", stdout))
+
+
+def test_a_file_past_the_limits_is_refused_before_the_other_rules(tmp_path):
+    path = tmp_path / "topo.xml"
+    path.write_text(_shared(100))  # within the limits: the shared affinities are NUMA005's
+    within = run_cli("check", path, "--format", "concise", "--isolated")
+    assert "NUMA005" in _codes(within.stdout), within.stdout
+    path.write_text(_shared(300))  # 301 nodes: NCCL 2.21+ would not load it
+    past = run_cli("check", path, "--format", "concise", "--isolated", "--verbose")
+    assert _codes(past.stdout) == {"TOPO004"}, past.stdout
+    assert past.stdout.count("TOPO004") == 1
+    assert "NUMA005 not run on node topo: " in past.stderr, past.stderr
+    assert "topo.xml is past NCCL's XML limits (301 XML nodes, NCCL " in past.stderr
+    assert "TOPO001 not run on node topo:" in past.stderr
+    assert "NCCL would not load it (TOPO004)" in past.stderr
+
+
+def test_a_file_past_the_children_limit_is_refused_too(tmp_path):
+    path = tmp_path / "topo.xml"
+    path.write_text(_topology(33))  # 33 children of one cpu: past NCCL 2.20's 32
+    result = run_cli("check", path, "--format", "concise", "--isolated", "--verbose", "--nccl-version", "2.20.5")
+    assert _codes(result.stdout) == {"TOPO004"}, result.stdout
+    assert "<cpu> on line 2 has 33 child elements, NCCL 2.20.5 holds 32): NCCL would not load it (TOPO004)" \
+        in result.stderr
+    within = run_cli("check", path, "--format", "concise", "--isolated", "--verbose", "--nccl-version", "2.21.5")
+    assert "would not load it" not in within.stderr  # 2.21 holds 128 children: the rules run

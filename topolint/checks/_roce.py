@@ -103,7 +103,7 @@ def roce_qos(context, view):
     for qos in view.qos_ports:
         port = view.hca_of_netdev(qos.interface) if qos.interface else None
         if port is None and qos.hca:
-            port = next((p for p in view.ports.values() if p.hca == qos.hca), None)
+            port = view.first_port_of_hca(qos.hca)
         if port is not None and port.link_layer == "infiniband":
             continue
         hca = qos.hca or (port.hca if port else None)

@@ -33,7 +33,7 @@ def _judged(context, view):
         port = view.hca_of_netdev(interface)
         if port is not None and port.link_layer == "infiniband":
             continue
-        first = next(e for e in view.ecn if e.interface == interface)
+        first = view.ecn_of(interface)[0]
         bare = build(QosPort, interface=interface, loc=first.loc, lines={}, dscp2prio={})
         yield (netdev_entity(context.node.name, interface), interface, interface,
                marking(context, view, bare, port.hca if port else None))

@@ -51,11 +51,29 @@ def _owner(node: str, topology: TopologyFile, tag: str, loc: Location) -> tuple[
     return f"<{tag}>", f"{node}/system"
 
 
+def _stored(topology: TopologyFile) -> int:
+    return sum(1 for stat in topology.elements if stat.tag in KNOWN_TAGS)
+
+
+def past_limits(topology: TopologyFile, version) -> str | None:
+    """Why NCCL ``version`` would not load ``topology`` (this rule's limits), or None. The runner
+    runs no other rule of the node on such a file: NCCL refuses it, so nothing else about it
+    matters, and no rule pays all-pairs cost past the sizes NCCL itself holds."""
+    counted = _stored(topology)
+    if counted >= version.max_xml_nodes:
+        return f"{counted} XML nodes, NCCL {version} holds fewer than {version.max_xml_nodes}"
+    for stat in topology.elements:
+        if stat.tag in KNOWN_TAGS and stat.child_count > version.max_xml_children:
+            return (f"<{stat.tag}> on line {stat.loc.line} has {stat.child_count} child elements, "
+                    f"NCCL {version} holds {version.max_xml_children}")
+    return None
+
+
 def check(context, params: Parameters) -> Iterator[Hit]:
     node, version = context.node.name, context.version
     max_nodes, max_children = version.max_xml_nodes, version.max_xml_children
     for topology in context.node.topologies:
-        counted = sum(1 for stat in topology.elements if stat.tag in KNOWN_TAGS)
+        counted = _stored(topology)
         if counted >= max_nodes:
             yield Hit(
                 entity=f"{node}/system",

@@ -376,31 +376,78 @@ def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, 
     context = CheckContext(node, options, collection.configs, topology_nodes=collection.topology_nodes)
     ran = result.ran.setdefault(node.name, set(checker.input_codes))
     where = node_input(node)  # what an internal error names
-    for rule, module, params, missing in checker.plan(node.available()):
-        if missing:
-            result.notes.append(f"{rule.code} not run on node {node.name}: no {missing} input")
-            continue
-        extra = None
-        if getattr(module, "PROFILE", None):  # a template: unset parameters come from the node's profile
-            from topolint.profiles.params import profiled
-
-            extra = profiled(module, params, context)
-            if extra.params is None:
-                result.notes.append(f"{rule.code} not run on node {node.name}: {extra.note}")
+    every, refused = node.topologies, _refused_topologies(node, context)
+    kept = [t for t in every if id(t) not in refused]
+    plan = checker.plan(node.available())
+    if refused:  # the other rules see the node without the files NCCL would not load
+        node.topologies = kept
+        plan_kept = checker.plan(node.available())
+        node.topologies = every
+        why = "; ".join(f"{_printable(t.path)} is past NCCL's XML limits ({refused[id(t)]})"
+                        for t in every if id(t) in refused)
+    else:
+        plan_kept = plan
+    try:
+        for i, (rule, module, params, missing) in enumerate(plan):
+            limits_rule = rule.check == "xml_limits"
+            if refused and not limits_rule:
+                if plan_kept[i][3] and not missing:
+                    result.notes.append(f"{rule.code} not run on node {node.name}: {why}: NCCL would not load it "
+                                        f"(TOPO004)")
+                    continue
+                missing = plan_kept[i][3]
+            if missing:
+                result.notes.append(f"{rule.code} not run on node {node.name}: no {missing} input")
                 continue
-            params = extra.params
-        ran.add(rule.code)
-        for hit in _hits(rule, module, context, params, result, where):
-            if extra is not None and extra.fields:
-                hit.fields = {**extra.fields, **hit.fields}
-                hit.evidence.extend(extra.evidence)
-            result.findings.append(to_finding(rule, node.name, hit))
-        if context.notes:  # --verbose shows a selected rule's notes
-            result.notes.extend(f"{rule.code} {note}" for note in context.notes)
-            context.notes.clear()
-    for topology in node.topologies:  # --verbose: what the node's facts filled in its static files
+            node.topologies = every if limits_rule else kept
+            _run_rule(rule, module, params, node, context, result, ran, where)
+    finally:
+        node.topologies = every
+    for topology in kept:  # --verbose: what the node's facts filled in its static files
         if topology.kind == "static":
             result.notes.extend(f"completion: {note}" for note in context.completion(topology).notes())
+
+
+def _printable(text: str) -> str:
+    """A path from the inputs, as a note prints it: control characters escaped."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
+def _refused_topologies(node: NodeModel, context: CheckContext) -> dict[int, str]:
+    """id -> why, for each topology file past NCCL's own limits (TOPO004): NCCL would not load it."""
+    if not node.topologies:
+        return {}
+    from topolint.checks.xml_limits import past_limits
+
+    version = context.version
+    found = {}
+    for topology in node.topologies:
+        why = past_limits(topology, version)
+        if why is not None:
+            found[id(topology)] = why
+    return found
+
+
+def _run_rule(rule, module, params, node: NodeModel, context: CheckContext, result: RunResult, ran: set,
+              where) -> None:
+    extra = None
+    if getattr(module, "PROFILE", None):  # a template: unset parameters come from the node's profile
+        from topolint.profiles.params import profiled
+
+        extra = profiled(module, params, context)
+        if extra.params is None:
+            result.notes.append(f"{rule.code} not run on node {node.name}: {extra.note}")
+            return
+        params = extra.params
+    ran.add(rule.code)
+    for hit in _hits(rule, module, context, params, result, where):
+        if extra is not None and extra.fields:
+            hit.fields = {**extra.fields, **hit.fields}
+            hit.evidence.extend(extra.evidence)
+        result.findings.append(to_finding(rule, node.name, hit))
+    if context.notes:  # --verbose shows a selected rule's notes
+        result.notes.extend(f"{rule.code} {note}" for note in context.notes)
+        context.notes.clear()
 
 
 def _add_view(node: NodeModel, node_view, result: RunResult) -> None:

@@ -180,6 +180,17 @@ class FabricView:
     def hca_of_netdev(self, netdev: str) -> PortView | None:
         return self._ports_by_netdev.get(netdev)
 
+    @cached_property
+    def _ports_by_hca(self) -> dict[str, PortView]:
+        found: dict[str, PortView] = {}
+        for view in self.ports.values():
+            found.setdefault(view.hca, view)
+        return found
+
+    def first_port_of_hca(self, hca: str) -> PortView | None:
+        """The HCA's first port, in the order the port reports list them."""
+        return self._ports_by_hca.get(hca)
+
     @property
     def roce(self) -> bool:
         """Some RDMA port runs over Ethernet (or the node has RoCE QoS settings and no IB port)."""
@@ -198,8 +209,16 @@ class FabricView:
     def ethtool_links(self) -> list[EthtoolLink]:
         return [link for f in self._of("ethtool") for link in f.links]
 
+    @cached_property
+    def _ethtool_by_interface(self) -> dict[str, EthtoolLink]:
+        found: dict[str, EthtoolLink] = {}
+        for link in self.ethtool_links:
+            if link.interface:
+                found.setdefault(link.interface, link)
+        return found
+
     def ethtool_of(self, netdev: str | None) -> EthtoolLink | None:
-        return next((link for link in self.ethtool_links if netdev and link.interface == netdev), None)
+        return self._ethtool_by_interface.get(netdev) if netdev else None
 
     @cached_property
     def interfaces(self) -> dict[str, Interface]:
@@ -213,11 +232,16 @@ class FabricView:
     def routes(self) -> list[Route]:
         return [r for f in self._of("routes") for r in f.routes]
 
-    def interface_with_address(self, address: str) -> Interface | None:
+    @cached_property
+    def _interfaces_by_address(self) -> dict[str, Interface]:
+        found: dict[str, Interface] = {}
         for interface in self.interfaces.values():
-            if any(a.address == address for a in interface.addresses):
-                return interface
-        return None
+            for a in interface.addresses:
+                found.setdefault(a.address, interface)
+        return found
+
+    def interface_with_address(self, address: str) -> Interface | None:
+        return self._interfaces_by_address.get(address)
 
     def route_to(self, address: str) -> tuple[str | None, str]:
         """(interface, why) that reaches ``address``: the longest matching route, else the
@@ -254,17 +278,46 @@ class FabricView:
     def traffic_classes(self) -> list[TrafficClass]:
         return [t for f in self._of("qos") for t in getattr(f, "traffic_classes", [])]
 
+    @cached_property
+    def _ecn_by_key(self) -> dict[tuple[str | None, int], list[EcnSetting]]:
+        """(interface, priority) -> its ECN lines in order, and (None, priority) -> every
+        interface's: each call a look-up, not a scan of every setting (a dump of many ports)."""
+        found: dict[tuple[str | None, int], list[EcnSetting]] = {}
+        for e in self.ecn:
+            if e.interface is not None:
+                found.setdefault((e.interface, e.priority), []).append(e)
+            found.setdefault((None, e.priority), []).append(e)
+        return found
+
+    def ecn_of(self, interface: str) -> list[EcnSetting]:
+        """The ECN lines of ``interface``, in order."""
+        return self._ecn_by_interface.get(interface, [])
+
+    @cached_property
+    def _ecn_by_interface(self) -> dict[str, list[EcnSetting]]:
+        found: dict[str, list[EcnSetting]] = {}
+        for e in self.ecn:
+            found.setdefault(e.interface, []).append(e)
+        return found
+
     def ecn_enabled(self, interface: str | None, priority: int) -> tuple[bool | None, list[EcnSetting]]:
         """Whether DCQCN is on for ``priority`` (both roce_np and roce_rp where shown), and the lines."""
-        shown = [e for e in self.ecn if e.priority == priority and (interface is None or e.interface == interface)]
+        shown = list(self._ecn_by_key.get((interface, priority), ()))
         if not shown:
             return None, []
         return all(e.enabled for e in shown), shown
 
     def traffic_class_of(self, hca: str | None) -> TrafficClass | None:
         """The last ``tc/N/traffic_class`` value read for the HCA (a session may set it twice)."""
-        found = [t for t in self.traffic_classes if hca is None or t.hca == hca]
-        return found[-1] if found else None
+        return self._last_traffic_class.get(hca)
+
+    @cached_property
+    def _last_traffic_class(self) -> dict[str | None, TrafficClass]:
+        """HCA -> the last traffic class read for it; None -> the last of all."""
+        found: dict[str | None, TrafficClass] = {}
+        for t in self.traffic_classes:
+            found[t.hca] = found[None] = t
+        return found
 
     # ---- mounts ---------------------------------------------------------------------------------
     @cached_property
@@ -290,21 +343,32 @@ class FabricView:
 
     # ---- the PCIe tree without a dump: ibdev2netdev -v / hwloc give the HCA's address, lspci the tree
     def pci_of(self, hca: str) -> tuple[str | None, object]:
+        return self._pci_by_hca.get(hca, (None, None))
+
+    @cached_property
+    def _pci_by_hca(self) -> dict[str, tuple[str, object]]:
+        """HCA -> (PCI address, its line): ibdev2netdev -v first, then hwloc's OS devices."""
+        found: dict[str, tuple[str, object]] = {}
         for netdev_map in self._of("netdev-map"):
             for link in netdev_map.links:
-                if link.hca == hca and link.pci:
-                    return link.pci, link.loc
+                if link.pci:
+                    found.setdefault(link.hca, (link.pci, link.loc))
+        hwloc: dict[str, tuple[str, object]] = {}
         for topology in getattr(self.node, "hwloc", []):
             for device in topology.os_devices:
-                if device.name == hca and device.bus_id:
-                    return device.bus_id, device.loc
-        return None, None
+                if device.bus_id:
+                    hwloc.setdefault(device.name, (device.bus_id, device.loc))
+        return {**hwloc, **found}
+
+    @cached_property
+    def _lspci_devices(self) -> dict:
+        return {d.address: d for f in getattr(self.node, "lspci", []) for d in f.devices if d.address}
 
     def _gpus_under_switch(self, hca: str) -> tuple[list[str], object, str | None]:
         """GPUs that share a PCIe switch with the HCA in lspci's tree (the path NCCL calls PIX or
         PXB): those pick it as their nearest NIC. ([], None, address) when lspci does not say."""
         address, loc = self.pci_of(hca)
-        devices = {d.address: d for f in getattr(self.node, "lspci", []) for d in f.devices if d.address}
+        devices = self._lspci_devices
         if address is None or address not in devices:
             return [], None, address
 
