@@ -263,6 +263,23 @@ def _health_arguments(commands) -> argparse.ArgumentParser:
     return health
 
 
+def _profile_arguments(commands) -> argparse.ArgumentParser:
+    profile = commands.add_parser("profile", help="write a profile from a known-good node, or list the profiles",
+                                  description="docs/profiles.md: --from NODE writes a profile of what that node "
+                                              "shows, each value cited to its input file and line; --list names "
+                                              "the built-in and site profiles.")
+    profile.add_argument("--from", dest="source", metavar="NODE", default=None,
+                         help="one node's folder (as `topolint collect` writes it)")
+    profile.add_argument("--list", action="store_true", help="list the built-in and site profiles, one a line")
+    profile.add_argument("--name", default=None,
+                         help="the profile's name (default: the -o file's name, else node-NODENAME)")
+    profile.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
+    profile.add_argument("--config", type=Path, default=None,
+                         help="configuration file (profile-dirs, excludes); default: the nearest one")
+    profile.add_argument("--isolated", action="store_true", help="read no configuration file")
+    return profile
+
+
 # name -> (declares its arguments, runs it)
 COMMANDS = {
     "check": (_check_arguments, "topolint.commands.check:cli"),
@@ -274,6 +291,7 @@ COMMANDS = {
     "live": (_live_arguments, "topolint.commands.live:cli"),
     "graph": (_graph_arguments, "topolint.commands.graph:cli"),
     "health": (_health_arguments, "topolint.commands.health:cli"),
+    "profile": (_profile_arguments, "topolint.profiles.genconf:cli"),
 }
 
 

@@ -24,6 +24,7 @@ from topolint.model.devices import gpu_model_by_id, gpu_model_by_name
 class Revealed:
     value: object
     where: str  # "path:line: what states it"
+    origin: tuple[str, int] | None = None  # (path, line) of the input that states it, where one does
 
 
 @dataclass
@@ -37,9 +38,10 @@ class Shape:
         found = self.values.get(name)
         return found.value if found is not None else None
 
-    def put(self, name: str, value, where: str) -> None:
+    def put(self, name: str, value, where: str, origin=None) -> None:
+        """``origin``: the inventory's Sourced that states it (its path and line are kept)."""
         if value is not None and name not in self.values:
-            self.values[name] = Revealed(value, where)
+            self.values[name] = Revealed(value, where, (origin.path, origin.line) if origin is not None else None)
 
 
 def _at(sourced) -> str:
@@ -54,29 +56,31 @@ def _one(values: list):
 def _from_inventory(inventory, shape: Shape) -> None:
     gpus = inventory.gpus
     if inventory.gpu_count is not None:
-        shape.put("gpu_count", inventory.gpu_count.value, f"{_at(inventory.gpu_count)}: {inventory.gpu_count.value} GPUs")
+        shape.put("gpu_count", inventory.gpu_count.value, f"{_at(inventory.gpu_count)}: {inventory.gpu_count.value} GPUs",
+                  inventory.gpu_count)
     models = [g.model.value if g.model is not None else None for g in gpus]
     model = _one(models) if gpus else None
     if model is not None:
         first = next(g.model for g in gpus if g.model is not None)
-        shape.put("gpu_model", str(model), f"{_at(first)}: GPU model {model}")
+        shape.put("gpu_model", str(model), f"{_at(first)}: GPU model {model}", first)
         known = gpu_model_by_name(str(model)) or gpu_model_by_id(str(model))
         if known is not None:
-            shape.put("gpu_sm", known.sm, f"{_at(first)}: {model} is SM {known.sm}")
+            shape.put("gpu_sm", known.sm, f"{_at(first)}: {model} is SM {known.sm}", first)
     links = [(g.nvlinks.value, g.nvlinks) for g in gpus if g.nvlinks is not None]
     if links:
         most, where = max(links, key=lambda item: item[0])
         if most:
-            shape.put("nvlinks", most, f"{_at(where)}: {most} NVLinks (the most any GPU has)")
+            shape.put("nvlinks", most, f"{_at(where)}: {most} NVLinks (the most any GPU has)", where)
     if inventory.numa_nodes is not None:
         shape.put("numa_nodes", inventory.numa_nodes.value, f"{_at(inventory.numa_nodes)}: "
-                                                            f"{inventory.numa_nodes.value} NUMA nodes")
+                                                            f"{inventory.numa_nodes.value} NUMA nodes",
+                  inventory.numa_nodes)
     if inventory.nics and not shape.nic_names:
         shape.nic_names = [n.name.rpartition(":")[0] for n in inventory.nics]
         first = inventory.nics[0]
-        where = _at(first.model or first.rate_gbps or first.state or inventory.nic_ports) \
-            if (first.model or first.rate_gbps or first.state or inventory.nic_ports) else "the node's RDMA ports"
-        shape.put("nic_count", len(inventory.nics), f"{where}: {len(inventory.nics)} RDMA ports")
+        stated = first.model or first.rate_gbps or first.state or inventory.nic_ports
+        where = _at(stated) if stated else "the node's RDMA ports"
+        shape.put("nic_count", len(inventory.nics), f"{where}: {len(inventory.nics)} RDMA ports", stated)
 
 
 def _from_topologies(node, shape: Shape) -> None:
