@@ -380,10 +380,12 @@ def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, 
     kept = [t for t in every if id(t) not in refused]
     plan = checker.plan(node.available())
     if refused:  # the other rules see the node without the files NCCL would not load
+        from topolint.parsers.nccl_log import printable  # a path from the inputs, control characters escaped
+
         node.topologies = kept
         plan_kept = checker.plan(node.available())
         node.topologies = every
-        why = "; ".join(f"{_printable(t.path)} is past NCCL's XML limits ({refused[id(t)]})"
+        why = "; ".join(f"{printable(t.path)} is past NCCL's XML limits ({refused[id(t)]})"
                         for t in every if id(t) in refused)
     else:
         plan_kept = plan
@@ -406,11 +408,6 @@ def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, 
     for topology in kept:  # --verbose: what the node's facts filled in its static files
         if topology.kind == "static":
             result.notes.extend(f"completion: {note}" for note in context.completion(topology).notes())
-
-
-def _printable(text: str) -> str:
-    """A path from the inputs, as a note prints it: control characters escaped."""
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 def _refused_topologies(node: NodeModel, context: CheckContext) -> dict[int, str]:
