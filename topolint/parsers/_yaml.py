@@ -21,9 +21,8 @@ def compose_documents(source: SourceFile) -> list:
     import yaml
 
     _check_text_nesting(source)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        documents = [doc for doc in yaml.compose_all(source.text, Loader=loader) if doc is not None]
+        documents = _compose_all(source.text)
         aliases = "*" in source.text  # no alias, no shared node: a tree
         for document in documents:
             check_graph(source.path, document, aliases)
@@ -36,6 +35,176 @@ def compose_documents(source: SourceFile) -> list:
         raise InputError(source.path, line, f"malformed YAML: {problem}", column) from None
     except yaml.YAMLError as exc:
         raise InputError(source.path, 1, f"malformed YAML: {exc}") from None
+
+
+# Lean nodes (issue 20): PyYAML's nodes each carry a __dict__ and two Mark objects of six fields,
+# several times the bytes of the text they stand for. These keep what the readers use (kind,
+# value, tag, style, start and end line and column) in slots, with the same attribute names.
+class _Mark:
+    __slots__ = ("line", "column")
+
+    def __init__(self, line: int, column: int):
+        self.line, self.column = line, column
+
+
+class _Node:
+    __slots__ = ("_tag", "style", "line", "column", "end_line", "end_column")
+
+    @property
+    def start_mark(self) -> _Mark:
+        return _Mark(self.line, self.column)
+
+    @property
+    def end_mark(self) -> _Mark:
+        return _Mark(self.end_line, self.end_column)
+
+
+class ScalarNode(_Node):
+    __slots__ = ("value",)
+    id = "scalar"
+
+    @property
+    def tag(self) -> str:
+        tag = self._tag
+        return _resolver().resolve(_yaml_nodes().ScalarNode, self.value, tag) if type(tag) is tuple else tag
+
+
+class SequenceNode(_Node):
+    __slots__ = ("value",)
+    id = "sequence"
+
+    @property
+    def tag(self) -> str:
+        return self._tag or "tag:yaml.org,2002:seq"
+
+
+class MappingNode(_Node):
+    """``value`` is the list of (key, value) pairs, as PyYAML's; ``flat`` holds them as keys and
+    values in turn (a tuple per pair would cost more than the two nodes' text)."""
+
+    __slots__ = ("flat",)
+    id = "mapping"
+
+    @property
+    def value(self) -> list:  # a view for readers outside this module
+        flat = self.flat
+        return list(zip(flat[0::2], flat[1::2]))
+
+    @property
+    def tag(self) -> str:
+        return self._tag or "tag:yaml.org,2002:map"
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def _explicit(tag):
+    return None if tag is None or tag == "!" else tag  # "!" is the non-specific tag: resolved as untagged
+
+
+_resolver_instance = None
+
+
+def _resolver():
+    global _resolver_instance
+    if _resolver_instance is None:
+        import yaml
+
+        _resolver_instance = yaml.resolver.Resolver()
+    return _resolver_instance
+
+
+def _yaml_nodes():
+    import yaml.nodes
+
+    return yaml.nodes
+
+
+def _compose_all(text: str) -> list:
+    """``yaml.compose_all`` (its errors included) into lean nodes, from libyaml's event stream,
+    without recursion. Anchors are per document, as in PyYAML."""
+    import yaml
+    from yaml.composer import ComposerError
+    from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    implicit_tags: dict = {}  # the (plain, quoted) flags of untagged scalars: one tuple each
+    documents = []
+    try:
+        get_event = loader.get_event
+        get_event()  # StreamStart
+        while not loader.check_event(yaml.StreamEndEvent):
+            get_event()  # DocumentStart
+            anchors: dict = {}
+            stack: list = []  # open collections: each node, then its list of children
+            root = None
+            last_line = -1
+            while True:
+                event = get_event()
+                kind = type(event)
+                if kind is AliasEvent:
+                    node = anchors.get(event.anchor)
+                    if node is None:
+                        raise ComposerError(None, None, "found undefined alias", event.start_mark)
+                elif kind is ScalarEvent or kind is SequenceStartEvent or kind is MappingStartEvent:
+                    node = (ScalarNode if kind is ScalarEvent else SequenceNode if kind is SequenceStartEvent
+                            else MappingNode)()
+                    mark = event.start_mark
+                    line = mark.line
+                    if line == last_line:
+                        line = last_line  # the same int object for nodes on one line
+                    last_line = line
+                    node.line, node.column = line, mark.column
+                    tag = _explicit(event.tag)
+                    if kind is ScalarEvent:
+                        node.value = event.value
+                        node.style = event.style
+                        if tag is None:
+                            flags = event.implicit
+                            tag = implicit_tags.setdefault(flags, flags)
+                        node._tag = tag
+                        end = event.end_mark
+                        node.end_line = line if end.line == line else end.line
+                        node.end_column = end.column
+                    else:
+                        node._tag = tag
+                        node.style = None
+                        children = []
+                        if kind is SequenceStartEvent:
+                            node.value = children
+                        else:
+                            node.flat = children
+                    anchor = event.anchor
+                    if anchor is not None:
+                        if anchor in anchors:
+                            first = anchors[anchor]
+                            raise ComposerError("found duplicate anchor; first occurrence",
+                                                yaml.Mark("<unicode string>", 0, first.line, first.column, None, None),
+                                                "second occurrence", mark)
+                        anchors[anchor] = node
+                elif kind is yaml.SequenceEndEvent or kind is yaml.MappingEndEvent:
+                    stack.pop()
+                    node = stack.pop()
+                    end = event.end_mark
+                    node.end_line = end.line
+                    node.end_column = end.column
+                    if stack:
+                        continue  # added to its parent when it opened
+                    root = node
+                    continue
+                else:  # DocumentEnd
+                    break
+                if stack:
+                    stack[-1].append(node)
+                elif kind is AliasEvent or kind is ScalarEvent:
+                    root = node
+                if kind is SequenceStartEvent or kind is MappingStartEvent:
+                    stack += (node, children)
+            if root is not None:
+                documents.append(root)
+        return documents
+    finally:
+        loader.dispose()
 
 
 def _check_text_nesting(source: SourceFile) -> None:
@@ -97,7 +266,7 @@ def _graph_error(path: str, node, problem: str) -> InputError:
 
 def _children(node) -> list:
     if node.id == "mapping":
-        return [part for pair in node.value for part in pair]
+        return node.flat
     return node.value if node.id == "sequence" else []
 
 
@@ -116,16 +285,17 @@ def scalar(node) -> str | None:
 def get(node, key: str):
     if not is_map(node):
         return None
-    for key_node, value in node.value:
-        if getattr(key_node, "value", None) == key:
-            return value
+    flat = node.flat
+    for at in range(0, len(flat), 2):
+        if getattr(flat[at], "value", None) == key:
+            return flat[at + 1]
     return None
 
 
 def items(node):
     if is_map(node):
-        for key_node, value in node.value:
-            yield key_node, value
+        flat = node.flat
+        yield from zip(flat[0::2], flat[1::2])
 
 
 def where(node) -> tuple[int, int]:
@@ -176,25 +346,31 @@ def dig(node, *keys):
     return node
 
 
+def _is_merge_key(key) -> bool:
+    return key.value == "<<" or key.tag == _MERGE  # "<<" untagged resolves to the merge tag, and only it
+
+
 def merged(node):
     """A mapping with its YAML merge keys applied (``<<: *template``, ``<<: [*a, *b]``), as compose
     and Kubernetes' loaders apply them: the mapping's own keys win, then the merged mappings in
     order. The result is a mapping node of the same pairs (key and value nodes keep their marks,
     so a setting from a template points at the template's line)."""
-    if not is_map(node) or not any(getattr(k, "tag", "") == "tag:yaml.org,2002:merge" or k.value == "<<"
-                                   for k, _ in node.value):
+    if not is_map(node) or not any(_is_merge_key(k) for k in node.flat[0::2]):
         return node
-    import yaml
-
-    own = [(k, v) for k, v in node.value if not (getattr(k, "tag", "") == "tag:yaml.org,2002:merge" or k.value == "<<")]
+    pairs = list(items(node))
+    own = [(k, v) for k, v in pairs if not _is_merge_key(k)]
     seen = {k.value for k, _ in own}
-    pairs = list(own)
-    for key, value in node.value:
-        if key.value != "<<" and getattr(key, "tag", "") != "tag:yaml.org,2002:merge":
+    flat = [part for pair in own for part in pair]
+    for key, value in pairs:
+        if not _is_merge_key(key):
             continue
         for source in (value.value if is_seq(value) else [value]):
-            for k, v in (merged(source).value if is_map(source) else []):
+            for k, v in (items(merged(source)) if is_map(source) else []):
                 if k.value not in seen:
                     seen.add(k.value)
-                    pairs.append((k, v))
-    return yaml.MappingNode(node.tag, pairs, node.start_mark, node.end_mark)
+                    flat += (k, v)
+    result = MappingNode()
+    for slot in ("_tag", "style", "line", "column", "end_line", "end_column"):
+        setattr(result, slot, getattr(node, slot))
+    result.flat = flat
+    return result
