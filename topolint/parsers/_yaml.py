@@ -22,10 +22,11 @@ def compose_documents(source: SourceFile) -> list:
 
     _check_text_nesting(source)
     try:
-        documents = _compose_all(source.text)
-        aliases = "*" in source.text  # no alias, no shared node: a tree
-        for document in documents:
-            check_graph(source.path, document, aliases)
+        documents, aliased = _compose_all(source.text)
+        for document, aliases in zip(documents, aliased):
+            check_graph(source.path, document, aliases)  # no alias, no shared node: a tree
+            if aliases:
+                _keep_sequences(document)
         return documents
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -96,6 +97,44 @@ class MappingNode(_Node):
 
 
 _MERGE = "tag:yaml.org,2002:merge"
+# Mapping keys shared per parse: far more than the key names of any real manifest, and few enough
+# that the table stays small beside the text when every key is new (an env map of names).
+_SHARED_KEYS = 512
+
+
+class _SharedSequenceNode(SequenceNode):
+    """A sequence in a document with aliases: it may be read through more than one path, so
+    ``each`` leaves its items in place."""
+
+    __slots__ = ()
+
+
+def _keep_sequences(root) -> None:
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or node.id == "scalar":
+            continue
+        seen.add(id(node))
+        if type(node) is SequenceNode:
+            node.__class__ = _SharedSequenceNode
+        stack += _children(node)
+
+
+def each(node):
+    """The items of a sequence node, for a reader that reads them once: in a document without
+    aliases each item is let go of as the next is read, so the facts read from a long list do
+    not sit beside the whole of its tree (issue 20: memory bounded by the input)."""
+    if type(node) is not SequenceNode:
+        yield from (node.value if is_seq(node) else ())
+        return
+    values = node.value
+    for at in range(len(values)):
+        item = values[at]
+        values[at] = None
+        yield item
+    values.clear()
 
 
 def _explicit(tag):
@@ -129,7 +168,8 @@ def _compose_all(text: str) -> list:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     implicit_tags: dict = {}  # the (plain, quoted) flags of untagged scalars: one tuple each
-    documents = []
+    keys: dict = {}
+    documents, aliased = [], []  # each document, and whether it has an alias
     try:
         get_event = loader.get_event
         get_event()  # StreamStart
@@ -138,11 +178,13 @@ def _compose_all(text: str) -> list:
             anchors: dict = {}
             stack: list = []  # open collections: each node, then its list of children
             root = None
+            aliases = False
             last_line = -1
             while True:
                 event = get_event()
                 kind = type(event)
                 if kind is AliasEvent:
+                    aliases = True
                     node = anchors.get(event.anchor)
                     if node is None:
                         raise ComposerError(None, None, "found undefined alias", event.start_mark)
@@ -157,7 +199,15 @@ def _compose_all(text: str) -> list:
                     node.line, node.column = line, mark.column
                     tag = _explicit(event.tag)
                     if kind is ScalarEvent:
-                        node.value = event.value
+                        value = event.value
+                        if stack and not len(stack[-1]) % 2 and type(stack[-2]) is MappingNode:
+                            # a key: manifests repeat a few dozen key names, so one string each
+                            shared = keys.get(value)
+                            if shared is not None:
+                                value = shared
+                            elif len(keys) < _SHARED_KEYS:
+                                keys[value] = value
+                        node.value = value
                         node.style = event.style
                         if tag is None:
                             flags = event.implicit
@@ -202,7 +252,8 @@ def _compose_all(text: str) -> list:
                     stack += (node, children)
             if root is not None:
                 documents.append(root)
-        return documents
+                aliased.append(aliases)
+        return documents, aliased
     finally:
         loader.dispose()
 
@@ -226,13 +277,15 @@ def check_graph(path: str, root, aliases: bool = True) -> None:
     cyclic (an alias inside its own anchor) or whose aliases expand past MAX_EXPANDED_NODES.
     One pass over the distinct nodes, without recursion."""
     if not aliases:
-        stack = [(root, 1)]
+        stack, depths = [root], [1]  # two lists: no tuple per node
         while stack:
-            node, depth = stack.pop()
+            node, depth = stack.pop(), depths.pop()
             if depth > MAX_DEPTH:
                 raise _graph_error(path, node, f"nested deeper than {MAX_DEPTH} levels")
             if node.id != "scalar":
-                stack.extend((child, depth + 1) for child in _children(node))
+                children = _children(node)
+                stack += children
+                depths += [depth + 1] * len(children)
         return
     expanded: dict[int, int] = {}  # node id -> size of its expanded tree
     on_path: set[int] = set()
@@ -295,7 +348,8 @@ def get(node, key: str):
 def items(node):
     if is_map(node):
         flat = node.flat
-        yield from zip(flat[0::2], flat[1::2])
+        for at in range(0, len(flat), 2):
+            yield flat[at], flat[at + 1]
 
 
 def where(node) -> tuple[int, int]:

@@ -24,7 +24,7 @@ import re
 from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting
 from topolint.parsers._common import wanted
-from topolint.parsers._yaml import compose_documents, get, is_map, is_seq, items, scalar, where, written_value
+from topolint.parsers._yaml import compose_documents, each, get, is_map, is_seq, items, scalar, where, written_value
 
 _SHELLS = {"bash", "sh"}
 _GITHUB_ENV = re.compile(
@@ -69,7 +69,7 @@ def _workflow(config: ConfigFile, source: SourceFile, lines: list[str], doc) -> 
 
 
 def _steps(config: ConfigFile, source: SourceFile, lines: list[str], steps, scope: str, shell: str | None) -> None:
-    for step in steps.value if is_seq(steps) else []:
+    for step in each(steps):
         if not is_map(step):
             continue
         step_scope = f"{scope}/step@{where(step)[0]}"

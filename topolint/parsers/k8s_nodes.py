@@ -18,7 +18,7 @@ from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import build, location
 from topolint.model.scheduler import NodeLabels, NodeLabelsFile
 from topolint.parsers._lines import PROMPT
-from topolint.parsers._yaml import compose_documents, get, is_map, is_seq, items, scalar, where
+from topolint.parsers._yaml import compose_documents, each, get, is_map, is_seq, items, scalar, where
 
 WHAT = "Kubernetes node labels"
 LABEL_KEY = r"(?:[A-Za-z0-9][A-Za-z0-9.-]{0,252}/)?[A-Za-z0-9][A-Za-z0-9._-]{0,62}"
@@ -74,7 +74,7 @@ def _objects(source: SourceFile) -> list[NodeLabels]:
     found = []
     for document in compose_documents(source):
         objects = get(document, "items")
-        for node in (objects.value if is_seq(objects) else [document]):
+        for node in (each(objects) if is_seq(objects) else [document]):
             if scalar(get(node, "kind")) not in (None, "Node"):
                 continue
             metadata = get(node, "metadata")

@@ -21,6 +21,7 @@ from topolint.model.numbers import decimal
 from topolint.parsers._yaml import (
     compose_documents,
     dig,
+    each,
     get,
     is_helm_template,
     is_map,
@@ -105,7 +106,7 @@ def _config_map(config: ConfigFile, doc, kind: str, name: str, source: SourceFil
 def _walk(config: ConfigFile, node, scope: str, kind: str, replicas: int, labels: list[str], key: str = "",
           source: SourceFile | None = None) -> None:
     if is_seq(node):
-        for item in node.value:
+        for item in each(node):
             label = scalar(get(item, "name")) if key in ("replicatedJobs", "workerGroupSpecs") else None
             _walk(config, item, scope, kind, replicas, labels + ([label] if label else []), "", source)
         return
@@ -164,7 +165,7 @@ def container_image(config: ConfigFile, node, scope: str) -> None:
 def _container(config: ConfigFile, container, scope: str, volumes: dict, source: SourceFile | None) -> None:
     container_image(config, get(container, "image"), scope)  # what its command installs: command_line below
     env = get(container, "env")
-    for item in env.value if is_seq(env) else []:
+    for item in each(env):
         name_node = get(item, "name")
         name = scalar(name_node)
         if not name:

@@ -15,7 +15,7 @@ from topolint.model.facts import build, location
 from topolint.model.hostlist import Budget
 from topolint.model.scheduler import TOPOLOGY_YAML, BlockLine, SwitchLine, Topology, TopologyFile
 from topolint.parsers._hostlists import hosts_at
-from topolint.parsers._yaml import compose_documents, get, is_map, is_seq, items, scalar, where
+from topolint.parsers._yaml import compose_documents, each, get, is_map, is_seq, items, scalar, where
 
 WHAT = "topology.yaml"
 _KINDS = ("tree", "block", "flat")
@@ -56,7 +56,7 @@ def _tree(path: str, node, budget: Budget) -> list[SwitchLine]:
     if not is_seq(switches_node):
         raise _fail(path, switches_node or node, "tree needs a list of switches")
     switches = []
-    for entry in switches_node.value:
+    for entry in each(switches_node):
         fields = _known(path, entry, {"switch", "children", "nodes", "link_speed"}, "a switch")
         name = scalar(fields.get("switch"))
         if not name:
@@ -99,7 +99,7 @@ def parse_topology_yaml(source: SourceFile) -> TopologyFile:
         raise _fail(path, documents[0] if documents else None, "expected one list of topologies")
     budget = Budget()
     topologies = []
-    for entry in documents[0].value:
+    for entry in each(documents[0]):
         fields = _known(path, entry, {"topology", "cluster_default", *_KINDS}, "a topology")
         name = scalar(fields.get("topology"))
         if not name:
