@@ -49,30 +49,61 @@ class _Mark:
 
 
 class _Node:
-    __slots__ = ("_tag", "style", "line", "column", "end_line", "end_column")
+    """``line`` counts from 1 (the one int a Location of the node keeps); marks count from 0."""
+
+    __slots__ = ("line", "column")
 
     @property
     def start_mark(self) -> _Mark:
-        return _Mark(self.line, self.column)
+        return _Mark(self.line - 1, self.column)
 
     @property
     def end_mark(self) -> _Mark:
         return _Mark(self.end_line, self.end_column)
 
 
+_PLAIN = (True, False)  # libyaml's implicit flags of an untagged plain scalar
+_QUOTED = (False, True)  # and of an untagged quoted or block one
+
+
 class ScalarNode(_Node):
-    __slots__ = ("value",)
+    """``_style`` is the style, or (style, tag, implicit flags) for a tagged scalar; ``_end`` is
+    the end column, or (end line, end column) for a scalar over more than one line."""
+
+    __slots__ = ("value", "_style", "_end")
     id = "scalar"
 
     @property
+    def style(self):
+        style = self._style
+        return style[0] if type(style) is tuple else style
+
+    @property
     def tag(self) -> str:
-        tag = self._tag
-        return _resolver().resolve(_yaml_nodes().ScalarNode, self.value, tag) if type(tag) is tuple else tag
+        style = self._style
+        if type(style) is tuple:
+            if style[1] is not None and style[1] != "!":
+                return style[1]
+            flags = style[2]
+        else:
+            flags = _QUOTED if style else _PLAIN
+        return _resolver().resolve(_yaml_nodes().ScalarNode, self.value, flags)
+
+    @property
+    def end_line(self) -> int:
+        end = self._end
+        return end[0] if type(end) is tuple else self.line - 1
+
+    @property
+    def end_column(self) -> int:
+        end = self._end
+        return end[1] if type(end) is tuple else end
 
 
 class SequenceNode(_Node):
-    __slots__ = ("value",)
+    __slots__ = ("value", "_tag", "end_line", "end_column")
     id = "sequence"
+    style = None
 
     @property
     def tag(self) -> str:
@@ -83,8 +114,9 @@ class MappingNode(_Node):
     """``value`` is the list of (key, value) pairs, as PyYAML's; ``flat`` holds them as keys and
     values in turn (a tuple per pair would cost more than the two nodes' text)."""
 
-    __slots__ = ("flat",)
+    __slots__ = ("flat", "_tag", "end_line", "end_column")
     id = "mapping"
+    style = None
 
     @property
     def value(self) -> list:  # a view for readers outside this module
@@ -167,7 +199,6 @@ def _compose_all(text: str) -> list:
     from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
-    implicit_tags: dict = {}  # the (plain, quoted) flags of untagged scalars: one tuple each
     keys: dict = {}
     documents, aliased = [], []  # each document, and whether it has an alias
     try:
@@ -192,12 +223,11 @@ def _compose_all(text: str) -> list:
                     node = (ScalarNode if kind is ScalarEvent else SequenceNode if kind is SequenceStartEvent
                             else MappingNode)()
                     mark = event.start_mark
-                    line = mark.line
+                    line = mark.line + 1
                     if line == last_line:
                         line = last_line  # the same int object for nodes on one line
                     last_line = line
                     node.line, node.column = line, mark.column
-                    tag = _explicit(event.tag)
                     if kind is ScalarEvent:
                         value = event.value
                         if stack and not len(stack[-1]) % 2 and type(stack[-2]) is MappingNode:
@@ -208,17 +238,15 @@ def _compose_all(text: str) -> list:
                             elif len(keys) < _SHARED_KEYS:
                                 keys[value] = value
                         node.value = value
-                        node.style = event.style
-                        if tag is None:
-                            flags = event.implicit
-                            tag = implicit_tags.setdefault(flags, flags)
-                        node._tag = tag
+                        style = event.style
+                        flags = event.implicit
+                        if event.tag is not None or flags != (_QUOTED if style else _PLAIN):
+                            style = (style, event.tag, flags)
+                        node._style = style
                         end = event.end_mark
-                        node.end_line = line if end.line == line else end.line
-                        node.end_column = end.column
+                        node._end = end.column if end.line + 1 == line else (end.line, end.column)
                     else:
-                        node._tag = tag
-                        node.style = None
+                        node._tag = _explicit(event.tag)
                         children = []
                         if kind is SequenceStartEvent:
                             node.value = children
@@ -229,7 +257,7 @@ def _compose_all(text: str) -> list:
                         if anchor in anchors:
                             first = anchors[anchor]
                             raise ComposerError("found duplicate anchor; first occurrence",
-                                                yaml.Mark("<unicode string>", 0, first.line, first.column, None, None),
+                                                yaml.Mark("<unicode string>", 0, first.line - 1, first.column, None, None),
                                                 "second occurrence", mark)
                         anchors[anchor] = node
                 elif kind is yaml.SequenceEndEvent or kind is yaml.MappingEndEvent:
@@ -353,20 +381,20 @@ def items(node):
 
 
 def where(node) -> tuple[int, int]:
-    return node.start_mark.line + 1, node.start_mark.column + 1
+    return node.line, node.column + 1
 
 
 def written_scalar(node) -> tuple[int, int, str] | None:
     """Line, column and exact text of a one-line scalar as written: plain, or single- or
     double-quoted with no escape in it; None otherwise (block scalars, folded or escaped text)."""
     value = scalar(node)
-    if value is None or node.start_mark.line != node.end_mark.line:
+    if value is None or node.line - 1 != node.end_line:
         return None
     quote = {None: "", "": "", "'": "'", '"': '"'}.get(node.style)  # plain: None or "" (libyaml)
     if quote is None or (quote and (quote in value or "\\" in value)):
         return None
-    written = f"{quote}{value}{quote}"
-    if node.end_mark.column - node.start_mark.column != len(written):
+    written = f"{quote}{value}{quote}" if quote else value  # plain: the value itself, not a copy
+    if node.end_column - node.column != len(written):
         return None  # the scalar is written some other way (an escape, a line fold)
     line, column = where(node)
     return line, column, written
@@ -424,7 +452,7 @@ def merged(node):
                     seen.add(k.value)
                     flat += (k, v)
     result = MappingNode()
-    for slot in ("_tag", "style", "line", "column", "end_line", "end_column"):
+    for slot in ("_tag", "line", "column", "end_line", "end_column"):
         setattr(result, slot, getattr(node, slot))
     result.flat = flat
     return result

@@ -17,7 +17,7 @@ import re
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import build, location
 from topolint.model.scheduler import NodeLabels, NodeLabelsFile
-from topolint.parsers._lines import PROMPT
+from topolint.parsers._lines import PROMPT, lines_of
 from topolint.parsers._yaml import compose_documents, each, get, is_map, is_seq, items, scalar, where
 
 WHAT = "Kubernetes node labels"
@@ -30,6 +30,8 @@ _SHOW_LABELS_HEAD = re.compile(r"[ \t]*NAME[ \t]+STATUS[ \t]+ROLES[ \t]+AGE[ \t]
 TOPOLOGY_PREFIXES = ("topology.kubernetes.io/", "topology.k8s.aws/", "cloud.google.com/gce-topology",
                      "oci.oraclecloud.com/", "network.topology.nvidia.com/", "nvidia.com/gpu.clique",
                      "failure-domain.beta.kubernetes.io/")
+# Far more label keys than a cluster uses, few enough to stay small beside the text if all are new.
+_SHARED_KEYS = 512
 _DESCRIBE_NAME = re.compile(r"Name:[ \t]+(\S+)[ \t]*$")
 
 
@@ -99,7 +101,7 @@ def _described(source: SourceFile) -> list[NodeLabels]:
     found: list[NodeLabels] = []
     current = None
     in_labels = False
-    for number, raw in enumerate(source.text.splitlines(), start=1):
+    for number, raw in enumerate(lines_of(source.text), start=1):
         name = _DESCRIBE_NAME.match(raw)
         if name:
             current = build(NodeLabels, node=name.group(1), loc=location(path, number, 1))
@@ -127,7 +129,8 @@ def _table(source: SourceFile) -> list[NodeLabels]:
     path = source.path
     found = []
     header = None
-    for number, raw in enumerate(source.text.splitlines(), start=1):
+    keys: dict[str, str] = {}  # every node names the same few dozen label keys: one string each
+    for number, raw in enumerate(lines_of(source.text), start=1):
         if not raw.strip() or (header is None and PROMPT.match(raw)):
             continue
         if header is None:
@@ -145,6 +148,7 @@ def _table(source: SourceFile) -> list[NodeLabels]:
                     break
                 raise InputError(path, number, f"malformed {WHAT}: expected key=value labels; found {pair[:60]!r}",
                                  column)
+            key = keys.setdefault(key, key) if len(keys) < _SHARED_KEYS else keys.get(key, key)
             labels[key] = value
             locs[key] = location(path, number, column)
             column += len(pair) + 1
@@ -156,7 +160,7 @@ def _table(source: SourceFile) -> list[NodeLabels]:
 def _block(source: SourceFile) -> NodeLabels:
     path = source.path
     labels, locs, first = {}, {}, None
-    for number, raw in enumerate(source.text.splitlines(), start=1):
+    for number, raw in enumerate(lines_of(source.text), start=1):
         if not raw.strip():
             continue
         match = _LABEL_COLON.match(raw) or _LABEL_EQ.match(raw.strip())
