@@ -15,6 +15,7 @@ SAMPLES = [
     "",
     "---\n",
     "k: \"esc\\taped\"\n? complex\n: value\n",
+    "plain: two words  # comment\nwide: é😀 x\nwrapped: a\n  b\nflow: {a: b c, d: [e  f]}\n",
 ]
 
 

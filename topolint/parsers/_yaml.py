@@ -67,11 +67,31 @@ _QUOTED = (False, True)  # and of an untagged quoted or block one
 
 
 class ScalarNode(_Node):
+    """Most scalars: plain, untagged, on one line, their text their value (the end column follows).
+    The others are _WrittenScalar."""
+
+    __slots__ = ("value",)
+    id = "scalar"
+    style = ""  # plain, as libyaml reports it
+
+    @property
+    def tag(self) -> str:
+        return _resolver().resolve(_yaml_nodes().ScalarNode, self.value, _PLAIN)
+
+    @property
+    def end_line(self) -> int:
+        return self.line - 1
+
+    @property
+    def end_column(self) -> int:
+        return self.column + len(self.value)
+
+
+class _WrittenScalar(ScalarNode):
     """``_style`` is the style, or (style, tag, implicit flags) for a tagged scalar; ``_end`` is
     the end column, or (end line, end column) for a scalar over more than one line."""
 
-    __slots__ = ("value", "_style", "_end")
-    id = "scalar"
+    __slots__ = ("_style", "_end")
 
     @property
     def style(self):
@@ -220,14 +240,12 @@ def _compose_all(text: str) -> list:
                     if node is None:
                         raise ComposerError(None, None, "found undefined alias", event.start_mark)
                 elif kind is ScalarEvent or kind is SequenceStartEvent or kind is MappingStartEvent:
-                    node = (ScalarNode if kind is ScalarEvent else SequenceNode if kind is SequenceStartEvent
-                            else MappingNode)()
                     mark = event.start_mark
                     line = mark.line + 1
                     if line == last_line:
                         line = last_line  # the same int object for nodes on one line
                     last_line = line
-                    node.line, node.column = line, mark.column
+                    column = mark.column
                     if kind is ScalarEvent:
                         value = event.value
                         if stack and not len(stack[-1]) % 2 and type(stack[-2]) is MappingNode:
@@ -237,21 +255,28 @@ def _compose_all(text: str) -> list:
                                 value = shared
                             elif len(keys) < _SHARED_KEYS:
                                 keys[value] = value
-                        node.value = value
                         style = event.style
                         flags = event.implicit
-                        if event.tag is not None or flags != (_QUOTED if style else _PLAIN):
-                            style = (style, event.tag, flags)
-                        node._style = style
                         end = event.end_mark
-                        node._end = end.column if end.line + 1 == line else (end.line, end.column)
+                        if (event.tag is None and style == "" and flags == _PLAIN and end.line + 1 == line
+                                and end.column - column == len(value)):
+                            node = ScalarNode()
+                        else:
+                            node = _WrittenScalar()
+                            if event.tag is not None or flags != (_QUOTED if style else _PLAIN):
+                                style = (style, event.tag, flags)
+                            node._style = style
+                            node._end = end.column if end.line + 1 == line else (end.line, end.column)
+                        node.value = value
                     else:
+                        node = SequenceNode() if kind is SequenceStartEvent else MappingNode()
                         node._tag = _explicit(event.tag)
                         children = []
                         if kind is SequenceStartEvent:
                             node.value = children
                         else:
                             node.flat = children
+                    node.line, node.column = line, column
                     anchor = event.anchor
                     if anchor is not None:
                         if anchor in anchors:
@@ -456,3 +481,36 @@ def merged(node):
         setattr(result, slot, getattr(node, slot))
     result.flat = flat
     return result
+
+
+class TextLines:
+    """``text.split("\\n")`` as a sequence read line by line: a line's start offsets (4 bytes a
+    line) instead of a string per line beside the text, for the shell reader's line lookups."""
+
+    __slots__ = ("_text", "_starts")
+
+    def __init__(self, text: str):
+        from array import array
+
+        starts = array("I", [0]) if len(text) < 2 ** 32 else array("Q", [0])
+        find, at = text.find, text.find("\n")
+        while at >= 0:
+            starts.append(at + 1)
+            at = find("\n", at + 1)
+        self._text, self._starts = text, starts
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._starts)))]
+        starts = self._starts
+        if index < 0:
+            index += len(starts)
+        start = starts[index]  # IndexError past the end, as a list's
+        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(self._text)
+        return self._text[start:end]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self._starts)))

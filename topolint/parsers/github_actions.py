@@ -24,7 +24,7 @@ import re
 from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting
 from topolint.parsers._common import wanted
-from topolint.parsers._yaml import compose_documents, each, get, is_map, is_seq, items, scalar, where, written_value
+from topolint.parsers._yaml import TextLines, compose_documents, each, get, is_map, is_seq, items, scalar, where, written_value
 
 _SHELLS = {"bash", "sh"}
 _GITHUB_ENV = re.compile(
@@ -47,7 +47,7 @@ def parse_workflow(source: SourceFile) -> ConfigFile:
 
 def from_documents(source: SourceFile, documents: list) -> ConfigFile:
     config = ConfigFile(path=source.path, format="github-actions")
-    lines = source.text.split("\n")
+    lines = TextLines(source.text)
     for doc in documents:
         if is_workflow(doc):
             _workflow(config, source, lines, doc)

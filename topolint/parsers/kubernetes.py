@@ -19,6 +19,7 @@ from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
 from topolint.model.numbers import decimal
 from topolint.parsers._yaml import (
+    TextLines,
     compose_documents,
     dig,
     each,
@@ -246,7 +247,7 @@ def command_line(config: ConfigFile, source: SourceFile, argv: list, scope: str)
     from topolint.parsers._bash import Token
     from topolint.parsers.shell import parse_argv_into, parse_shell_into
 
-    lines = source.text.split("\n")
+    lines = TextLines(source.text)
     if len(argv) == 1 and isinstance(argv[0], _Script):
         argv = [None, None, argv[0].node]
         values = ["sh", "-c", scalar(argv[2]) or ""]
