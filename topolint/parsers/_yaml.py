@@ -149,9 +149,10 @@ class MappingNode(_Node):
 
 
 _MERGE = "tag:yaml.org,2002:merge"
-# Mapping keys shared per parse: far more than the key names of any real manifest, and few enough
-# that the table stays small beside the text when every key is new (an env map of names).
-_SHARED_KEYS = 512
+# Scalars shared per parse (key names, kinds, labels repeat on every object): the first ones of
+# a file, far more than the key names of a manifest, few enough that the table stays small beside
+# the text when every word is new (an env map of names).
+_SHARED_WORDS = 512
 
 
 class _SharedSequenceNode(SequenceNode):
@@ -219,7 +220,7 @@ def _compose_all(text: str) -> list:
     from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
-    keys: dict = {}
+    words: dict = {}
     documents, aliased = [], []  # each document, and whether it has an alias
     try:
         get_event = loader.get_event
@@ -248,13 +249,11 @@ def _compose_all(text: str) -> list:
                     column = mark.column
                     if kind is ScalarEvent:
                         value = event.value
-                        if stack and not len(stack[-1]) % 2 and type(stack[-2]) is MappingNode:
-                            # a key: manifests repeat a few dozen key names, so one string each
-                            shared = keys.get(value)
-                            if shared is not None:
-                                value = shared
-                            elif len(keys) < _SHARED_KEYS:
-                                keys[value] = value
+                        shared = words.get(value)
+                        if shared is not None:
+                            value = shared
+                        elif len(words) < _SHARED_WORDS and len(value) <= 64:
+                            words[value] = value
                         style = event.style
                         flags = event.implicit
                         end = event.end_mark
