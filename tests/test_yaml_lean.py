@@ -60,3 +60,15 @@ def test_each_leaves_shared_lists_whole():
     plain, _ = _yaml._compose_all("a: [1, 2]\n")
     once = _yaml.get(plain[0], "a")
     assert [n.value for n in _yaml.each(once)] == ["1", "2"] and once.value == []
+
+
+@pytest.mark.parametrize("text", ["a: b\x01c\n", "a: é\x07\n", "a: \"\\q\"\n", "x: [\n", "\ufeffa: 1\n"])
+def test_libyaml_reads_the_text_in_chunks_as_it_reads_a_str(text):
+    def outcome(compose):
+        try:
+            return [_plain(doc, False) for doc in compose()]
+        except yaml.YAMLError as exc:
+            return str(exc)
+
+    assert outcome(lambda: _yaml._compose_all(text)[0]) == \
+        outcome(lambda: list(yaml.compose_all(text, Loader=yaml.CSafeLoader)))

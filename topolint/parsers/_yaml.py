@@ -51,7 +51,7 @@ class _Mark:
 class _Node:
     """``line`` counts from 1 (the one int a Location of the node keeps); marks count from 0."""
 
-    __slots__ = ("line", "column")
+    __slots__ = ()
 
     @property
     def start_mark(self) -> _Mark:
@@ -70,7 +70,7 @@ class ScalarNode(_Node):
     """Most scalars: plain, untagged, on one line, their text their value (the end column follows).
     The others are _WrittenScalar."""
 
-    __slots__ = ("value",)
+    __slots__ = ("line", "column", "value")
     id = "scalar"
     style = ""  # plain, as libyaml reports it
 
@@ -120,28 +120,54 @@ class _WrittenScalar(ScalarNode):
         return end[1] if type(end) is tuple else end
 
 
-class SequenceNode(_Node):
-    __slots__ = ("value", "_tag", "end_line", "end_column")
-    id = "sequence"
+class _Collection(list, _Node):
+    """A sequence or mapping is the list of its items (one object, not a node and a list);
+    ``_end_line`` counts from 1, as ``line``, so that a node starting on that line shares the int."""
+
+    __slots__ = ("_tag", "line", "column", "_end_line", "end_column")
     style = None
+    __hash__ = object.__hash__  # a node, not a value: compared and hashed by identity
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} at line {self.line}>"
+
+    @property
+    def end_line(self) -> int:
+        return self._end_line - 1
+
+
+class SequenceNode(_Collection):
+    __slots__ = ()
+    id = "sequence"
+
+    @property
+    def value(self) -> list:
+        return self
 
     @property
     def tag(self) -> str:
         return self._tag or "tag:yaml.org,2002:seq"
 
 
-class MappingNode(_Node):
-    """``value`` is the list of (key, value) pairs, as PyYAML's; ``flat`` holds them as keys and
-    values in turn (a tuple per pair would cost more than the two nodes' text)."""
+class MappingNode(_Collection):
+    """``value`` is the list of (key, value) pairs, as PyYAML's; ``flat`` (the node itself) holds
+    them as keys and values in turn (a tuple per pair would cost more than the two nodes' text)."""
 
-    __slots__ = ("flat", "_tag", "end_line", "end_column")
+    __slots__ = ()
     id = "mapping"
-    style = None
+
+    @property
+    def flat(self) -> list:
+        return self
 
     @property
     def value(self) -> list:  # a view for readers outside this module
-        flat = self.flat
-        return list(zip(flat[0::2], flat[1::2]))
+        return list(zip(self[0::2], self[1::2]))
 
     @property
     def tag(self) -> str:
@@ -212,6 +238,23 @@ def _yaml_nodes():
     return yaml.nodes
 
 
+class _Chunks:
+    """The text as a stream: libyaml given a str encodes the whole of it to UTF-8 first (another
+    copy of the input for the length of the parse); read from a stream it takes a chunk at a time."""
+
+    __slots__ = ("_text", "_at")
+    name = "<unicode string>"  # what libyaml's errors call a str input
+
+    def __init__(self, text: str):
+        self._text, self._at = text, 0
+
+    def read(self, size: int = -1) -> str:
+        at = self._at
+        end = len(self._text) if size < 0 else at + size
+        self._at = end
+        return self._text[at:end]
+
+
 def _compose_all(text: str) -> list:
     """``yaml.compose_all`` (its errors included) into lean nodes, from libyaml's event stream,
     without recursion. Anchors are per document, as in PyYAML."""
@@ -219,7 +262,7 @@ def _compose_all(text: str) -> list:
     from yaml.composer import ComposerError
     from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(_Chunks(text))
     words: dict = {}
     documents, aliased = [], []  # each document, and whether it has an alias
     try:
@@ -268,13 +311,8 @@ def _compose_all(text: str) -> list:
                             node._end = end.column if end.line + 1 == line else (end.line, end.column)
                         node.value = value
                     else:
-                        node = SequenceNode() if kind is SequenceStartEvent else MappingNode()
+                        node = children = SequenceNode() if kind is SequenceStartEvent else MappingNode()
                         node._tag = _explicit(event.tag)
-                        children = []
-                        if kind is SequenceStartEvent:
-                            node.value = children
-                        else:
-                            node.flat = children
                     node.line, node.column = line, column
                     anchor = event.anchor
                     if anchor is not None:
@@ -288,8 +326,11 @@ def _compose_all(text: str) -> list:
                     stack.pop()
                     node = stack.pop()
                     end = event.end_mark
-                    node.end_line = end.line
-                    node.end_column = end.column
+                    line = end.line + 1
+                    if line == last_line:
+                        line = last_line
+                    last_line = line
+                    node._end_line, node.end_column = line, end.column
                     if stack:
                         continue  # added to its parent when it opened
                     root = node
@@ -475,10 +516,9 @@ def merged(node):
                 if k.value not in seen:
                     seen.add(k.value)
                     flat += (k, v)
-    result = MappingNode()
-    for slot in ("_tag", "line", "column", "end_line", "end_column"):
+    result = MappingNode(flat)
+    for slot in ("_tag", "line", "column", "_end_line", "end_column"):
         setattr(result, slot, getattr(node, slot))
-    result.flat = flat
     return result
 
 
