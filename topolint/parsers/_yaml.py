@@ -1,4 +1,4 @@
-"""YAML with line marks: ``yaml.compose_all`` keeps every node's start mark (PyYAML, MIT)."""
+"""YAML with line marks: lean nodes composed from libyaml's events (PyYAML, MIT), positions kept."""
 
 from __future__ import annotations
 
@@ -271,7 +271,7 @@ def _compose_all(text: str) -> list:
         while not loader.check_event(yaml.StreamEndEvent):
             get_event()  # DocumentStart
             anchors: dict = {}
-            stack: list = []  # open collections: each node, then its list of children
+            stack: list = []  # the open collections (each the list of its items)
             root = None
             aliases = False
             last_line = -1
@@ -311,24 +311,23 @@ def _compose_all(text: str) -> list:
                             node._end = end.column if end.line + 1 == line else (end.line, end.column)
                         node.value = value
                     else:
-                        node = children = SequenceNode() if kind is SequenceStartEvent else MappingNode()
+                        node = SequenceNode() if kind is SequenceStartEvent else MappingNode()
                         node._tag = _explicit(event.tag)
                     node.line, node.column = line, column
                     anchor = event.anchor
                     if anchor is not None:
                         if anchor in anchors:
                             first = anchors[anchor]
-                            raise ComposerError("found duplicate anchor; first occurrence",
-                                                yaml.Mark("<unicode string>", 0, first.line - 1, first.column, None, None),
+                            first_mark = yaml.Mark("<unicode string>", 0, first.line - 1, first.column, None, None)
+                            raise ComposerError("found duplicate anchor; first occurrence", first_mark,
                                                 "second occurrence", mark)
                         anchors[anchor] = node
                 elif kind is yaml.SequenceEndEvent or kind is yaml.MappingEndEvent:
-                    stack.pop()
                     node = stack.pop()
                     end = event.end_mark
                     line = end.line + 1
                     if line == last_line:
-                        line = last_line
+                        line = last_line  # shared with the node that starts there
                     last_line = line
                     node._end_line, node.end_column = line, end.column
                     if stack:
@@ -342,7 +341,7 @@ def _compose_all(text: str) -> list:
                 elif kind is AliasEvent or kind is ScalarEvent:
                     root = node
                 if kind is SequenceStartEvent or kind is MappingStartEvent:
-                    stack += (node, children)
+                    stack.append(node)
             if root is not None:
                 documents.append(root)
                 aliased.append(aliases)
