@@ -6,9 +6,9 @@ import re
 
 from topolint.inputs.source import InputError, SourceFile
 
-# libyaml's composer recurses in C (deep enough nesting crashes the process), and topolint's
-# walkers recurse in Python: nesting is bounded before composing (a cheap scan of the text) and
-# after (the composed graph). Real manifests nest a few dozen levels.
+# libyaml's own composer recurses in C (deep enough nesting crashed the process; the one here
+# does not), and topolint's walkers recurse in Python: nesting is bounded before composing (a
+# cheap scan of the text) and after (the composed graph). Real manifests nest a few dozen levels.
 MAX_DEPTH = 100
 _MAX_TEXT_NESTING = 1000
 # Aliases share nodes; a walker that follows them visits a node once per path to it. The
