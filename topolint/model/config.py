@@ -44,13 +44,24 @@ ENV_FROM = "env-from"  # a ConfigMap or Secret a container takes its environment
 CONTAINER = "container"  # a container spec exists in this scope (value: its kind of spec)
 
 
+class _Derived:
+    """An EnvSetting's raw or value_written that it derives rather than holds (one object, pickled as itself)."""
+
+    def __reduce__(self):
+        return "_DERIVED"
+
+
+_DERIVED = _Derived()
+
+
 class EnvSetting:
     """One setting of a variable. A plain slotted class, not a dataclass with a __dict__: a config
     file is mostly these (issue 20, memory bounded by the input), so what one holds is what it
     cannot derive. ``raw`` and ``value_written`` are kept only where they differ from
     ``name=value_written`` and ``value``; ``loc`` as its path and one int for its line and column
     (a Location model is some 130 bytes), ``value_at`` as its column where it is on ``loc``'s line.
-    Each read of ``loc`` or ``value_at`` makes an equal Location: change a setting's by assigning one."""
+    Each read of ``loc`` or ``value_at`` makes an equal Location: change a setting's by assigning one
+    (and ``name`` and ``value`` are not changed once made: the derived texts follow them)."""
 
     __slots__ = ("name", "value", "_loc", "_at", "scope", "source", "path", "default_only", "passthrough", "_raw",
                  "_written", "_value_at")
@@ -74,22 +85,22 @@ class EnvSetting:
     @property
     def raw(self) -> str:
         raw = self._raw
-        return f"{self.name}={self.value_written}" if raw is None else raw
+        return f"{self.name}={self.value_written}" if raw is _DERIVED else raw
 
     @raw.setter
     def raw(self, raw: str) -> None:
-        self._raw = None if raw and raw == f"{self.name}={self.value_written}" else raw
+        self._raw = _DERIVED if raw and raw == f"{self.name}={self.value_written}" else raw
 
     # Where the value is written (its opening quote included) and its exact text there, for a
     # value edit; None and "" where it is not one run of text on one line (multi-line, not located).
     @property
     def value_written(self) -> str:
         written = self._written
-        return self.value if written is None else written
+        return self.value if written is _DERIVED else written
 
     @value_written.setter
     def value_written(self, written: str) -> None:
-        self._written = None if written and written == self.value else written
+        self._written = _DERIVED if written and written == self.value else written
 
     @property
     def loc(self) -> Location:  # line and column of the name
