@@ -50,12 +50,11 @@ OVER = {
     "shell_blocks": 128.0,  # shell: the tokens of the whole script are held before any is read
     "shell_heredocs": 100.3,
     "quoted_value": 12.9,
-    "dockerfile_env": 56.6,  # one ENV over every line: its tokens held whole
-    "env_lines": 22.5,
-    "nccl_conf_lines": 40.0,
-    "deepspeed_env_lines": 40.0,
+    "dockerfile_env": 23.4,  # a setting (its name, a slotted object) per 15-byte line
+    "nccl_conf_lines": 19.0,  # a setting per 16-byte line with its own name and value
+    "deepspeed_env_lines": 19.0,
     "pod": 17.0,  # Kubernetes YAML: the lean node tree, then a setting with two Locations per env item
-    "launcher": 147.7,  # Python launchers: CPython's ast
+    "launcher": 13.4,  # Python launchers: a setting per 34-byte line (the ast is a KiB's at a time)
     "inventory": 20.2,  # node inventory JSON: the decoded document and the inventory model
     "lsmod": 17.9,
     "module_versions": 11.3,  # a fact per 37-byte line

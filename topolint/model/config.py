@@ -44,21 +44,92 @@ ENV_FROM = "env-from"  # a ConfigMap or Secret a container takes its environment
 CONTAINER = "container"  # a container spec exists in this scope (value: its kind of spec)
 
 
-@dataclass
+class _Derived:
+    """An EnvSetting's raw or value_written that it derives rather than holds (one object, pickled as itself)."""
+
+    def __reduce__(self):
+        return "_DERIVED"
+
+
+_DERIVED = _Derived()
+
+
 class EnvSetting:
-    name: str
-    value: str | None  # None: not a literal (``$VAR``, valueFrom, a computed expression)
-    loc: Location  # line and column of the name
-    scope: str
-    source: str  # how it is set: export, assign, command, srun-export, sbatch-export, mpirun-x, ...
-    path: str
-    raw: str = ""  # the text as written
-    default_only: bool = False  # ``X=${X:-v}``, setdefault: applies only when unset
-    passthrough: bool = False  # ``mpirun -x VAR``, ``export VAR``: forwards, sets nothing
+    """One setting of a variable. A plain slotted class, not a dataclass with a __dict__: a config
+    file is mostly these (issue 20, memory bounded by the input), so what one holds is what it
+    cannot derive. ``raw`` and ``value_written`` are kept only where they differ from
+    ``name=value_written`` and ``value``; ``loc`` as its path and one int for its line and column
+    (a Location model is some 130 bytes), ``value_at`` as its column where it is on ``loc``'s line.
+    Each read of ``loc`` or ``value_at`` makes an equal Location: change a setting's by assigning one
+    (and ``name`` and ``value`` are not changed once made: the derived texts follow them)."""
+
+    __slots__ = ("name", "value", "_loc", "_at", "scope", "source", "path", "default_only", "passthrough", "_raw",
+                 "_written", "_value_at")
+
+    def __init__(self, name: str, value: str | None, loc: Location, scope: str, source: str, path: str,
+                 raw: str = "", default_only: bool = False, passthrough: bool = False,
+                 value_at: Location | None = None, value_written: str = ""):
+        self.name = name
+        self.value: str | None = value  # None: not a literal (``$VAR``, valueFrom, a computed expression)
+        self.loc = loc
+        self.scope = scope
+        self.source = source  # how it is set: export, assign, command, srun-export, sbatch-export, mpirun-x, ...
+        self.path = path
+        self.default_only = default_only  # ``X=${X:-v}``, setdefault: applies only when unset
+        self.passthrough = passthrough  # ``mpirun -x VAR``, ``export VAR``: forwards, sets nothing
+        self.value_written = value_written
+        self.value_at = value_at
+        self.raw = raw
+
+    # The text as written.
+    @property
+    def raw(self) -> str:
+        raw = self._raw
+        return f"{self.name}={self.value_written}" if raw is _DERIVED else raw
+
+    @raw.setter
+    def raw(self, raw: str) -> None:
+        self._raw = _DERIVED if raw and raw == f"{self.name}={self.value_written}" else raw
+
     # Where the value is written (its opening quote included) and its exact text there, for a
-    # value edit; None where it is not one run of text on one line (multi-line, not located).
-    value_at: Location | None = None
-    value_written: str = ""
+    # value edit; None and "" where it is not one run of text on one line (multi-line, not located).
+    @property
+    def value_written(self) -> str:
+        written = self._written
+        return self.value if written is _DERIVED else written
+
+    @value_written.setter
+    def value_written(self, written: str) -> None:
+        self._written = _DERIVED if written and written == self.value else written
+
+    @property
+    def loc(self) -> Location:  # line and column of the name
+        at = self._at
+        if at is None:
+            return self._loc
+        return build(Location, path=self._loc, line=at >> 32, column=at & 0xFFFFFFFF)
+
+    @loc.setter
+    def loc(self, loc: Location) -> None:
+        if type(loc) is Location and 0 <= loc.column <= 0xFFFFFFFF:
+            self._loc, self._at = loc.path, loc.line << 32 | loc.column
+        else:
+            self._loc, self._at = loc, None
+
+    @property
+    def value_at(self) -> Location | None:
+        at = self._value_at
+        if type(at) is int:
+            line = self._at >> 32 if self._at is not None else self._loc.line
+            path = self._loc if self._at is not None else self._loc.path
+            return build(Location, path=path, line=line, column=at)
+        return at
+
+    @value_at.setter
+    def value_at(self, at: Location | None) -> None:
+        loc = self.loc
+        same_line = type(at) is Location and at.line == loc.line and at.path == loc.path
+        self._value_at = at.column if same_line else at
 
     @property
     def literal(self) -> bool:
@@ -67,8 +138,24 @@ class EnvSetting:
     def entity(self) -> str:
         return f"env/{self.name}@{self.path}#{self.scope}"
 
+    _FIELDS = ("name", "value", "loc", "scope", "source", "path", "raw", "default_only", "passthrough", "value_at",
+               "value_written")
 
-@dataclass
+    def _key(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._key() == other._key()
+
+    __hash__ = None  # mutable, as the dataclass it was
+
+    def __repr__(self) -> str:
+        return f"EnvSetting({', '.join(f'{name}={getattr(self, name)!r}' for name in self._FIELDS)})"
+
+
+@dataclass(slots=True)
 class LaunchFact:
     kind: str
     value: str

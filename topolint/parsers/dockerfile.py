@@ -25,6 +25,8 @@ import json
 import os
 import re
 import shlex
+from array import array
+from collections.abc import Sequence
 
 from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting, SkippedLine
@@ -45,9 +47,37 @@ def _escape_character(lines: list[str]) -> str:
     return "\\"
 
 
+class _Lines(Sequence):
+    """``text.split("\n")`` as a sequence that slices a line when asked: the offset of each line
+    (8 bytes) rather than a str of each held through the parse (some 60 bytes more; issue 20)."""
+
+    __slots__ = ("text", "starts")
+
+    def __init__(self, text: str):
+        self.text, self.starts = text, array("Q", [0])
+        index = text.find("\n")
+        while index >= 0:
+            self.starts.append(index + 1)
+            index = text.find("\n", index + 1)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self.starts)))]
+        count = len(self.starts)
+        if index < 0:
+            index += count
+        if not 0 <= index < count:
+            raise IndexError("line index out of range")
+        end = self.starts[index + 1] - 1 if index + 1 < count else len(self.text)
+        return self.text[self.starts[index]:end]
+
+
 def parse_dockerfile(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="dockerfile")
-    lines = source.text.split("\n")
+    lines = _Lines(source.text)
     escape = _escape_character(lines)
     continuation = _continuation(escape)
     stage, stages = "stage:0", 0
@@ -186,16 +216,20 @@ def _join_continued(lines: list[str], number: int, continuation: re.Pattern) -> 
     kept), comment lines and empty lines inside the continuation are dropped. Returns the text and
     the index of the line after it."""
     text, continued = _trim_continuation(lines[number].rstrip("\r"), continuation)
-    parts = [text]
     number += 1
+    if not continued:
+        return text, number
+    # Joined as UTF-8 bytes, a byte a character: a list of every line's str is some 60 bytes a
+    # line more (issue 20); surrogatepass round-trips any text.
+    joined = bytearray(text.encode("utf-8", "surrogatepass"))
     while continued and number < len(lines):
         text = lines[number].rstrip("\r")
         number += 1
         if not text.strip() or text.lstrip().startswith("#"):
             continue
         text, continued = _trim_continuation(text, continuation)
-        parts.append(text)
-    return "".join(parts), number
+        joined += text.encode("utf-8", "surrogatepass")
+    return joined.decode("utf-8", "surrogatepass"), number
 
 
 def _trim_continuation(text: str, continuation: re.Pattern) -> tuple[str, bool]:
@@ -263,30 +297,60 @@ def _copy_heredocs(config: ConfigFile, body: str, heredocs: list[tuple], stage: 
 
 
 def _env(config: ConfigFile, body: str, cursor: Cursor, stage: str, path: str, first: int) -> None:
+    # Word by word, not shlex.split's whole list (issue 20: an ENV over thousands of lines); the
+    # settings are added once every word has split, as none are when one does not.
+    words = _words(body)
+    settings: list[EnvSetting] = []
     try:
-        words = shlex.split(body, posix=True)
-    except ValueError as exc:
+        first_word = next(words, None)
+        if first_word is None:
+            return
+        if ASSIGNMENT.match(first_word):
+            pairs = (match.groups() for match in map(ASSIGNMENT.match, _chain(first_word, words)) if match)
+        else:  # legacy form: ENV NAME value with spaces
+            for _ in words:
+                pass  # the rest must split too
+            value = body.strip()[len(first_word):].strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            pairs = iter([(first_word, value)])
+        for name, raw in pairs:
+            if not wanted(name):
+                continue
+            line, column = cursor.find(name)
+            value, default = shell_value(name, raw)
+            value_at, written = _written_value(cursor, line, column, name, value)
+            settings.append(EnvSetting(name, value, config.loc(line, column), stage, "dockerfile-env", path,
+                                       raw=f"{name}={raw}", default_only=default,
+                                       value_at=config.loc(line, value_at) if written else None,
+                                       value_written=written or ""))
+    except _SplitError as exc:
         config.skipped.append(SkippedLine(first, f"cannot split the ENV instruction ({exc})"))
         return
-    if not words:
-        return
-    if ASSIGNMENT.match(words[0]):
-        pairs = [ASSIGNMENT.match(w).groups() for w in words if ASSIGNMENT.match(w)]
-    else:  # legacy form: ENV NAME value with spaces
-        pairs = [(words[0], body.strip()[len(words[0]):].strip())]
-        value = pairs[0][1]
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            pairs = [(words[0], value[1:-1])]
-    for name, raw in pairs:
-        if not wanted(name):
-            continue
-        line, column = cursor.find(name)
-        value, default = shell_value(name, raw)
-        value_at, written = _written_value(cursor, line, column, name, value)
-        config.settings.append(EnvSetting(name, value, config.loc(line, column), stage, "dockerfile-env", path,
-                                          raw=f"{name}={raw}", default_only=default,
-                                          value_at=config.loc(line, value_at) if written else None,
-                                          value_written=written or ""))
+    config.settings.extend(settings)
+
+
+class _SplitError(Exception):
+    pass
+
+
+def _words(body: str):
+    """shlex.split's words, one at a time."""
+    lexer = shlex.shlex(body, posix=True)
+    lexer.whitespace_split, lexer.commenters = True, ""
+    while True:
+        try:
+            word = lexer.get_token()
+        except ValueError as exc:
+            raise _SplitError(exc) from None
+        if word is None:
+            return
+        yield word
+
+
+def _chain(first: str, rest):
+    yield first
+    yield from rest
 
 
 def _written_value(cursor: Cursor, line: int, column: int, name: str, value: str | None) -> tuple[int, str | None]:

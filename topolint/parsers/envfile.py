@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting, SkippedLine
@@ -49,7 +50,7 @@ def read_compose_env(source: SourceFile, scope: str, how: str) -> ConfigFile:
 def parse_docker_env_file(source: SourceFile) -> ConfigFile:
     """A ``docker run --env-file`` file: the value is everything after the first ``=``."""
     config = ConfigFile(path=source.path, format="docker-env-file")
-    for number, text in enumerate(source.text.split("\n"), 1):
+    for number, text in enumerate(split_lines(source.text), 1):
         line = text.rstrip("\r")
         stripped = line.lstrip()
         if not stripped or stripped.startswith("#"):
@@ -67,7 +68,7 @@ def parse_docker_env_file(source: SourceFile) -> ConfigFile:
     return config
 
 
-def parse_literal_lines(lines: list[str], config: ConfigFile, first_line: int = 1, scope: str = "file",
+def parse_literal_lines(lines: Iterable[str], config: ConfigFile, first_line: int = 1, scope: str = "file",
                         how: str | None = None, path: str | None = None, expanded: bool = False,
                         loc=None) -> None:
     """``VAR=value`` lines with the value as written (nccl.conf, .deepspeed_env), from ``first_line``.
@@ -104,13 +105,25 @@ def parse_nccl_conf(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="nccl-conf")
     if source.bom:  # one setting a line: line 1's is lost
         config.bom_kept[source.path] = (NCCL_KEEPS_BOM, len(source.text.split("\n", 1)[0]))
-    parse_literal_lines(source.text.split("\n"), config)
+    parse_literal_lines(split_lines(source.text), config)
     return config
+
+
+def split_lines(text: str) -> Iterator[str]:
+    """``text.split("\n")`` one line at a time: not a list of every line's str (issue 20)."""
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
 
 
 def parse_deepspeed_env(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="deepspeed-env")
-    parse_literal_lines(source.text.split("\n"), config)
+    parse_literal_lines(split_lines(source.text), config)
     return config
 
 
@@ -124,6 +137,9 @@ _ESCAPE_VALUES = {"a": "\a", "b": "\b", "c": "c", "f": "\f", "n": "\n", "r": "\r
                   "\"": "\"", "\\": "\\"}
 
 
+_SHARED = 256
+
+
 class _Reject(Exception):
     pass
 
@@ -135,6 +151,19 @@ class _ComposeEnv:
         self.pos = 0
         self.values: dict[str, str | None] = {}  # what earlier lines set (None: not a literal)
         self.counted, self.line, self.line_start = 0, 1, 0  # newlines counted up to ``counted``
+        # One str for a name or value the file writes again (NCCL_DEBUG in every section), each a
+        # fresh slice otherwise; at most _SHARED of them, so a file of distinct names costs nothing more.
+        self.shared: dict[str, str] = {}
+
+    def share(self, text: str | None) -> str | None:
+        if text is None:
+            return None
+        found = self.shared.get(text)
+        if found is None:
+            if len(self.shared) < _SHARED:
+                self.shared[text] = text
+            return text
+        return found
 
     def _position(self, index: int) -> tuple[int, int]:
         """Line and column of ``index``; indices only grow, so counting stays linear."""
@@ -241,10 +270,11 @@ class _ComposeEnv:
         value_at, value_written = None, ""
         if written[1] and "\n" not in written[1]:  # one line: an edit can rewrite it
             value_at, value_written = self.config.loc(*self._position(written[0])), written[1]
-        self.config.settings.append(EnvSetting(name, value, self.config.loc(line, column), "file",
+        share = self.share
+        self.config.settings.append(EnvSetting(share(name), share(value), self.config.loc(line, column), "file",
                                                self.config.format, self.config.path, raw=raw.strip(),
                                                default_only=default_only, passthrough=passthrough,
-                                               value_at=value_at, value_written=value_written))
+                                               value_at=value_at, value_written=share(value_written)))
 
 
 def _expand_escapes(value: str) -> str:

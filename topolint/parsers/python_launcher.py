@@ -35,17 +35,30 @@ _SHELL_SETTING = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?NCCL_[A-Za-z0-9_]*=")
 
 
 class _Visitor:
-    def __init__(self, config: ConfigFile, text: str, source: SourceFile | None = None):
+    def __init__(self, config: ConfigFile, text: str, source: SourceFile | None = None, lines: bool = True):
         self.config = config
         self.source = source
-        self.file_lines = text.split("\n")
+        self.text = text
+        self._file_lines: list[str] | None = None  # split when a shell string needs them
         # Source lines as UTF-8 (ast's columns are byte offsets), split once: ast.get_source_segment
         # splits the whole file on every call, quadratic in a launcher with thousands of settings.
+        if lines:  # else each batch's, given to read()
+            self.read(text, 0)
+
+    def read(self, text: str, first: int) -> None:
+        """The lines of the text being read (the file or one batch of it), ``first`` lines into the file."""
         self._lines = [line.encode("utf-8") for line in _LINE_BREAK.split(text)]
+        self._first = first
+
+    @property
+    def file_lines(self) -> list[str]:
+        if self._file_lines is None:
+            self._file_lines = self.text.split("\n")
+        return self._file_lines
 
     def segment(self, node) -> str:
         """The source text of ``node``, as ast.get_source_segment gives it."""
-        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        first, last = node.lineno - 1 - self._first, (node.end_lineno or node.lineno) - 1 - self._first
         end = node.end_col_offset if node.end_col_offset is not None else len(self._lines[last])
         if first == last:
             return self._lines[first][node.col_offset:end].decode("utf-8", errors="replace")
@@ -57,18 +70,19 @@ class _Visitor:
         if not name or not name.startswith("NCCL_"):
             return
         column = key_node.col_offset + 1 + (1 if isinstance(key_node, ast.Constant) and isinstance(key_node.value, str) else 0)
+        raw = self.segment(value_node) if value_node is not None else ""
         self.config.settings.append(EnvSetting(
             name, _const(value_node) if value_node is not None else None,
             self.config.loc(key_node.lineno, column), scope, how, self.config.path,
-            raw=self.segment(value_node) if value_node is not None else "",
-            default_only=default, **self.written(value_node)))
+            raw=raw, default_only=default, **self.written(value_node, raw)))
 
-    def written(self, node) -> dict:
-        """``value_at``/``value_written`` of a string literal on one line (``"v"``, ``'v'``, ``r"v"``)."""
+    def written(self, node, raw: str) -> dict:
+        """``value_at``/``value_written`` of a string literal on one line (``"v"``, ``'v'``, ``r"v"``):
+        its text is ``raw``, the one string for both."""
         if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or node.end_lineno != node.lineno:
             return {}
-        before = self._lines[node.lineno - 1][:node.col_offset].decode("utf-8", errors="replace")
-        return {"value_at": self.config.loc(node.lineno, len(before) + 1), "value_written": self.segment(node)}
+        before = self._lines[node.lineno - 1 - self._first][:node.col_offset].decode("utf-8", errors="replace")
+        return {"value_at": self.config.loc(node.lineno, len(before) + 1), "value_written": raw}
 
     def body(self, statements, scope: str) -> None:
         for statement in statements:
@@ -165,17 +179,69 @@ def _too_deep_line(text: str) -> int:
 
 
 def parse_python(source: SourceFile) -> ConfigFile:
-    config = ConfigFile(path=source.path, format="python")
     if "NCCL_" not in source.text:
-        return config
+        return ConfigFile(path=source.path, format="python")
+    streamed = _streamed(source)
+    if streamed is not None:
+        return streamed
+    config = ConfigFile(path=source.path, format="python")
+    _Visitor(config, source.text, source).body(_whole(source.text, source.path).body, "file")
+    return config
+
+
+# A tree is about 130 bytes per byte of text (issue 20): a long launcher is read a few KiB of
+# top-level statements at a time, each batch's tree dropped once read, never one whole-file tree.
+_BATCH = 1024
+# Before a line at column 0 that can start a statement of its own (not a block's else, not after a decorator).
+_CUT = re.compile(r"(?:\r\n|\r|\n)(?![ \t\f#\r\n]|(?:else|elif|except|finally)\b)")
+
+
+def _streamed(source: SourceFile) -> ConfigFile | None:
+    """The launcher read batch by batch, cut before a line at column 0. A batch that parses whole
+    ends with no bracket, string or line continuation open and no block waiting for its else, so
+    the batches' statements are the file's. None (read the file whole, for exactly the parser's
+    error or tree) where the rest of the file does not parse, or a batch names ``__future__``
+    after the first (a future import is only valid at the top of the whole file; barry_as_FLUFL
+    changes how the rest parses)."""
+    text = source.text
+    if len(text) <= 2 * _BATCH or "barry_as_FLUFL" in text:
+        return None
+    config = ConfigFile(path=source.path, format="python")
+    visitor = _Visitor(config, text, source, lines=False)
+    start, line = 0, 0
+    while start < len(text):
+        size = _BATCH
+        while True:  # a cut inside a string fails: twice the text then, so the retries stay linear
+            cut = _CUT.search(text, start + size)
+            while cut and text[text.rfind("\n", 0, cut.start()) + 1] == "@":  # keep a decorator with its def
+                cut = _CUT.search(text, cut.end())
+            end = cut.end() if cut else len(text)
+            piece = text[start:end]
+            if start and "__future__" in piece:
+                return None
+            try:
+                tree = ast.parse(piece, filename=source.path)
+                break
+            except (SyntaxError, RecursionError, MemoryError, ValueError):
+                if end == len(text):
+                    return None  # a real error: the whole file's parse says it
+                size = 2 * (end - start)
+        visitor.read(piece, line)
+        del piece
+        ast.increment_lineno(tree, line)
+        visitor.body(tree.body, "file")
+        del tree
+        line += len(_LINE_BREAK.findall(text, start, end))
+        start = end
+    return config
+
+
+def _whole(text: str, path: str):
     try:
-        tree = ast.parse(source.text, filename=source.path)
+        return ast.parse(text, filename=path)
     except SyntaxError as exc:
-        raise InputError(source.path, exc.lineno or 1, f"Python syntax error: {exc.msg}", exc.offset or 0) from None
+        raise InputError(path, exc.lineno or 1, f"Python syntax error: {exc.msg}", exc.offset or 0) from None
     except (RecursionError, MemoryError):
         # CPython's parser gives up on expressions nested thousands deep (a + a + ..., - - - 1).
-        raise InputError(source.path, _too_deep_line(source.text),
+        raise InputError(path, _too_deep_line(text),
                          "Python syntax error: expressions nested too deeply to parse") from None
-    visitor = _Visitor(config, source.text, source)
-    visitor.body(tree.body, "file")
-    return config
