@@ -513,7 +513,7 @@ GROWERS: tuple[Grower, ...] = (
     Grower("lspci", _lspci_excerpt, 200),
     Grower("lspci", _lspci_tree, 60),
     Grower("dmesg", _dmesg, 300, distinct=False),
-    Grower("cmdline", _cmdline, 400),
+    Grower("cmdline", _cmdline, 400, distinct=False),  # one line kept, its parameters made when read
     Grower("virt", _virt, 2000, distinct=False),
     Grower("dmi-product-name", _dmi_product, 2000, distinct=False),
     Grower("numactl", _numactl, 60),
@@ -550,7 +550,7 @@ GROWERS: tuple[Grower, ...] = (
     Grower("ofed-info", _ofed_info, 200, distinct=False),
     Grower("kernel-version", _kernel_version, 200, distinct=False),
     Grower("kernel-modules", _proc_modules, 200),
-    Grower("kernel-modules", _lsmod, 200),
+    Grower("kernel-modules", _lsmod, 200, distinct=False),  # counted; only the modules read are facts
     Grower("module-versions", _module_versions, 200),
     Grower("github-actions", _workflow, 40),
     Grower("ip-addr", _ip_addr_json, 100),

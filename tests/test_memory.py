@@ -35,18 +35,12 @@ FULL_SIZE = 31 * 1024 * 1024
 OVER = {
     "topology": 19.3,  # NCCL XML: lxml's tree and every device a fact with its attributes
     "siblings": 38.8,  # NCCL XML: an element and a fact with its position per 32-byte sibling
-    "matrix": 23.0,  # nvidia-smi topo -m: a fact per cell of a few bytes
-    "nvlink": 16.6,  # nvidia-smi nvlink -s: a fact per 25-byte link line
-    "lspci": 11.4,
-    "lspci_excerpt": 14.6,
-    "lspci_tree": 16.3,
-    "cmdline": 25.6,  # a fact per kernel parameter of a few bytes
+    "nvlink": 11.6,  # nvidia-smi nvlink -s: a fact and its Location per 22-byte link line
+    "lspci_tree": 12.3,  # a device fact of 20 fields and its Location per 60-byte tree line
     "numactl": 12.3,  # refused past 1,024 nodes: what it held until then
     "hwloc_nvlink_matrices": 12.7,
-    "ibdev2netdev_lines": 12.2,
-    "ethtool_blocks": 12.5,
-    "mount_lines": 14.0,
-    "nccl_tests_rows": 11.4,
+    "ibdev2netdev_lines": 11.6,  # a fact, its Location and two names per 35-byte line
+    "ethtool_blocks": 10.7,  # a link, its name and three Locations per 75-byte block
     "shell_blocks": 128.0,  # shell: the tokens of the whole script are held before any is read
     "shell_heredocs": 100.3,
     "quoted_value": 12.9,
@@ -56,11 +50,10 @@ OVER = {
     "pod": 17.0,  # Kubernetes YAML: the lean node tree, then a setting with two Locations per env item
     "launcher": 13.4,  # Python launchers: a setting per 34-byte line (the ast is a KiB's at a time)
     "inventory": 20.2,  # node inventory JSON: the decoded document and the inventory model
-    "lsmod": 17.9,
-    "module_versions": 11.3,  # a fact per 37-byte line
+    "module_versions": 10.8,  # a fact, its Location, name and version per 37-byte line
     "workflow": 17.3,  # GitHub Actions: the lean YAML tree, then the settings of every step
     # Formats issue 27 and 28 added while this was measured (their parsers' owners to bring down):
-    "smi_query_rows": 30.7,  # nvidia-smi --query-gpu CSV
+    "smi_query_rows": 26.5,  # nvidia-smi --query-gpu CSV: a Stated and its Location per cell
     "ibnetdiscover_ports": 12.2,
     "iblinkinfo": 12.2,
     # fleet part 2's scheduler files (issue 27), measured on merging: a fact with its position per

@@ -35,6 +35,7 @@ from topolint.model.facts import build
 from topolint.model.matrix import MatrixView, single_numa, topo_matrices
 from topolint.model.node_join import active_nvlinks, matrix_row_links, node_join
 from topolint.model.pcie import gts_generation
+from topolint.model.software import PEERMEM_MODULES
 
 _NCCL_NAME = re.compile(r"NCCL_[A-Z0-9_]{1,128}")
 
@@ -264,7 +265,7 @@ _VERSION_SOURCES = {
     "ofed": ("ofed-info",),
     "kernel": ("kernel-version",),
 }
-_PEERMEM = ("nvidia_peermem", "nv_peer_mem")  # nv_peer_mem: the Mellanox module before driver 470
+_PEERMEM = PEERMEM_MODULES
 
 
 def _software(node) -> SoftwareInventory:

@@ -17,6 +17,11 @@ class SoftwareVersion(Fact):
     loc: Location
 
 
+# The modules that let NICs read GPU memory (GPUDirect RDMA); nv_peer_mem: the Mellanox module
+# before driver 470.
+PEERMEM_MODULES = ("nvidia_peermem", "nv_peer_mem")
+
+
 class KernelModule(Fact):
     """A loaded module (``/proc/modules``, ``lsmod``), or a module's version (``/sys/module/M/version``)."""
 
@@ -32,7 +37,11 @@ class SoftwareFile(Fact):
     path: str
     tool: str
     versions: list[SoftwareVersion] = []
-    modules: list[KernelModule] = []  # kernel-modules: every module loaded; module-versions: those listed
+    # kernel-modules: the first module loaded and the RDMA peer-memory ones (what is read of a
+    # listing, issue 20: a fact per 20-byte line is 16 times the input), module_count all of them;
+    # module-versions: those listed
+    modules: list[KernelModule] = []
+    module_count: int = 0
 
     def version(self, component: str) -> Optional[SoftwareVersion]:
         return next((v for v in self.versions if v.component == component), None)

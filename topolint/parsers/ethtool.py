@@ -29,6 +29,9 @@ def parse_ethtool(source: SourceFile) -> EthtoolFile:
     path = source.path
     result = build(EthtoolFile, path=path, links=[])
     link: EthtoolLink | None = None
+    # One object per distinct speed text, speed and duplex: every port of a node prints the same
+    # (a fresh string and int per port is half of what a link holds, issue 20).
+    shared: dict = {}
     for line in numbered(source.text):
         header = SETTINGS.fullmatch(line.text)
         if header:
@@ -43,7 +46,7 @@ def parse_ethtool(source: SourceFile) -> EthtoolFile:
             continue  # a continuation of the field above (link modes, message level)
         if link is None:
             link = _new(result, path, line, None)
-        _field(link, pair.group(1).strip().lower(), pair.group(2).strip(), path, line)
+        _field(link, pair.group(1).strip().lower(), pair.group(2).strip(), path, line, shared.setdefault)
     return result
 
 
@@ -53,14 +56,16 @@ def _new(result: EthtoolFile, path: str, line: Line, interface: str | None) -> E
     return link
 
 
-def _field(link: EthtoolLink, key: str, value: str, path: str, line: Line) -> None:
+def _field(link: EthtoolLink, key: str, value: str, path: str, line: Line, share) -> None:
     where = at(path, line, value_column(line, value))
     if key == "speed":
         speed = SPEED.fullmatch(value)
-        link.speed_mbps, link.speed_text, link.lines["speed"] = (decimal(speed.group(1)) if speed else None), value, where
+        mbps = decimal(speed.group(1)) if speed else None
+        link.speed_mbps, link.speed_text, link.lines["speed"] = share(mbps, mbps), share(value, value), where
     elif key == "lanes":
         link.lanes = decimal(value)
     elif key == "duplex":
-        link.duplex = value.split()[0].lower() if value else None
+        duplex = value.split()[0].lower() if value else None
+        link.duplex = share(duplex, duplex)
     elif key == "link detected":
         link.link_detected, link.lines["link_detected"] = {"yes": True, "no": False}.get(value.lower()), where

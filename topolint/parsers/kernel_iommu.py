@@ -13,6 +13,7 @@ import re
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build
 from topolint.model.host import KernelCmdline, KernelLog, KernelValue
+from topolint.parsers._lines import _LINE_END, _NON_BLANK, first_text_line
 
 _PREFIX = re.compile(r"(?:<\d>)?\[ *\d+\.\d+\] |[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ kernel: ")
 _DEFAULT_DOMAIN = re.compile(r"iommu: Default domain type: (\w+)")
@@ -90,8 +91,10 @@ def parse_dmesg(source: SourceFile) -> KernelLog:
 
 
 def parse_cmdline(source: SourceFile) -> KernelCmdline:
-    number, line = next(((n, t) for n, t in enumerate(source.text.splitlines(), 1) if t.strip()), (1, ""))
+    text = source.text
+    line = first_text_line(text)
     if not line.strip():
         raise InputError(source.path, 1, "malformed kernel command line: empty")
-    parameters = [_value(source, number, m.start() + 1, m.group(0)) for m in re.finditer(r"\S+", line)]
-    return build(KernelCmdline, path=source.path, parameters=parameters)
+    found = _NON_BLANK.search(text)
+    number = 1 + sum(1 for _ in _LINE_END.finditer(text, 0, found.start()))  # as splitlines numbers it
+    return build(KernelCmdline, path=source.path, line=number, text=line)

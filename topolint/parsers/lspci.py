@@ -90,6 +90,9 @@ class _Reader:
         self.device: dict | None = None
         self.anonymous = False
         self.has_ids = False
+        # ACSCtl flags by the line's text: every bridge of a node prints the same few, and a dict of
+        # seven flags is four times its line; the facts share one (rules only read it).
+        self.acs_flags: dict[str, dict[str, bool]] = {}
 
     def header(self, fields: dict) -> None:
         self.devices.append(fields)
@@ -110,6 +113,13 @@ class _Reader:
         handler = _HANDLERS.get(key)
         if key == "Capabilities":
             handler = _denied if value.startswith("<access denied>") else _capability
+        if key == "ACSCtl":
+            flags = self.acs_flags.get(value)
+            if flags is None:
+                flags = self.acs_flags[value] = dict(_acs_flags(value))
+            device = self.current(number, key)
+            device["acs_ctl"] = build(AcsControl, flags=flags, loc=location(self.path, number, column))
+            return
         handler(self.current(number, key), value, (self.path, number, column))
 
 
@@ -143,10 +153,6 @@ def _lnk_cap2(device: dict, value: str, at: tuple) -> None:
         device["lnk_cap2_max_gts"] = decimal_fraction(match.group(1))
 
 
-def _acs(device: dict, value: str, at: tuple) -> None:
-    device["acs_ctl"] = build(AcsControl, flags=dict(_acs_flags(value)), loc=location(*at))
-
-
 @remembered
 def _acs_flags(value: str) -> tuple:
     return tuple((m.group(1), m.group(2) == "+") for m in _FLAG.finditer(value))
@@ -163,7 +169,7 @@ def _capability(device: dict, value: str, at: tuple) -> None:
 
 
 _HANDLERS = {"NUMA node": _numa, "Kernel driver in use": _driver, "Bus": _bus, "LnkCap": _lnk_cap,
-             "LnkSta": _lnk_sta, "LnkCap2": _lnk_cap2, "ACSCtl": _acs}
+             "LnkSta": _lnk_sta, "LnkCap2": _lnk_cap2}  # ACSCtl: _Reader.attribute
 # One scan of the whole text finds every unindented line (a header, or an error) and the
 # attribute lines some rule reads; the other lines of -vvv are skipped by the regex engine.
 # Scanned as "\n" + text: a literal first character lets the engine jump from line to line
@@ -221,5 +227,9 @@ def parse_lspci(source: SourceFile) -> LspciFile:
     named = any(d.get("address") for d in reader.devices)
     kind = "verbose" if indented and named else "excerpt" if indented else "list"
     link_parents(reader.devices)
-    devices = [build(LspciDevice, **fields) for fields in reader.devices]
+    found, reader.devices = reader.devices, []
+    devices = []
+    for i, fields in enumerate(found):  # each dict dropped once its device is built: not both held whole
+        devices.append(build(LspciDevice, **fields))
+        found[i] = None
     return build(LspciFile, path=source.path, kind=kind, has_ids=reader.has_ids, devices=devices)

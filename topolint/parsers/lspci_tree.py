@@ -15,6 +15,7 @@ from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build
 from topolint.model.host import LspciDevice, LspciFile
 from topolint.model.numbers import hex_int
+from topolint.parsers._lines import lines_of
 
 TREE_START = re.compile(r"\s*-(?:\+-)?\[[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}\]-")
 _TOKEN = re.compile(r"\[(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2})(?:-([0-9a-fA-F]{2}))?\]"
@@ -26,7 +27,8 @@ def parse_tree(source: SourceFile) -> LspciFile:
     devices: list[LspciDevice] = []
     stack: list[tuple[int, str, int, str | None]] = []  # (column, domain, bus, bridge address)
     last: LspciDevice | None = None
-    for number, line in enumerate(source.text.splitlines(), 1):
+    names: dict[str, str] = {}  # a tree repeats a few device names (eight GPUs, their NICs): one string each
+    for number, line in enumerate(lines_of(source.text), 1):
         if not line.strip():
             continue
         position = 0
@@ -49,7 +51,9 @@ def parse_tree(source: SourceFile) -> LspciFile:
                     raise InputError(source.path, number, "malformed lspci tree: a device with no bus", column + 1)
                 _, domain, bus, parent = stack[-1]
                 address = f"{hex_int(domain):04x}:{bus:02x}:{hex_int(match.group(4)):02x}.{match.group(5)}"
-                last = build(LspciDevice, address=address, description=match.group(6), parent=parent,
+                name = match.group(6)
+                last = build(LspciDevice, address=address, description=name and names.setdefault(name, name),
+                             parent=parent,
                              loc=build(Location, path=source.path, line=number, column=column + 1))
                 devices.append(last)
             position = match.end()

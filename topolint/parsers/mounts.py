@@ -25,11 +25,15 @@ FORMS = {"mount": "'SRC on MNT type TYPE (OPTS)'", "proc-mounts": "'SRC MNT TYPE
          "mountinfo": "'ID PARENT MAJ:MIN ROOT MNT OPTS ... - TYPE SRC OPTS'", "nfsstat": "'MNT from SRV:/EXPORT'"}
 
 
-def options(text: str) -> dict[str, str]:
+def options(text: str, shared: dict[str, str] | None = None) -> dict[str, str]:
+    """``shared``: one string per distinct key and value of a table (rw, vers, the client's
+    address are on every line): a string object per option is five times its text (issue 20)."""
     found = {}
     for item in text.split(","):
         key, _, value = item.strip().partition("=")
         if key:
+            if shared is not None:
+                key, value = shared.setdefault(key, key), shared.setdefault(value, value)
             found[key] = value
     return found
 
@@ -56,8 +60,9 @@ def parse_mounts(source: SourceFile) -> MountsFile:
     path = source.path
     result = build(MountsFile, path=path, form="", mounts=[])
     flags: tuple[Mount, list[str]] | None = None  # nfsstat: the mount whose Flags are being read
+    shared: dict[str, str] = {}
     for line in numbered(source.text):
-        if flags is not None and _flags_line(flags, line):
+        if flags is not None and _flags_line(flags, line, shared):
             continue
         shape = _shape(line.text)
         if shape is None:
@@ -69,14 +74,15 @@ def parse_mounts(source: SourceFile) -> MountsFile:
             raise InputError(path, line.number, f"malformed mount table: a {form} line in a {result.form} listing "
                              f"(expected {FORMS[result.form]})", line.column)
         result.form = form
-        mount = build(Mount, source=src, mountpoint=mountpoint, fstype=fstype, options=options(opts),
+        mount = build(Mount, source=src, mountpoint=mountpoint, fstype=shared.setdefault(fstype, fstype),
+                      options=options(opts, shared),
                       loc=at(path, line))
         result.mounts.append(mount)
         flags = (mount, []) if form == "nfsstat" else None
     return result
 
 
-def _flags_line(flags: tuple[Mount, list[str]], line: Line) -> bool:
+def _flags_line(flags: tuple[Mount, list[str]], line: Line, shared: dict[str, str]) -> bool:
     """Read an nfsstat ``Flags:`` line or its wrapped continuation into the mount's options."""
     mount, parts = flags
     match = FLAGS.fullmatch(line.text)
@@ -86,7 +92,7 @@ def _flags_line(flags: tuple[Mount, list[str]], line: Line) -> bool:
         parts.append(line.text)
     else:
         return False
-    mount.options = options("".join(parts))
+    mount.options = options("".join(parts), shared)
     if "vers" in mount.options and mount.options["vers"].startswith("4"):
         mount.fstype = "nfs4"
     return True

@@ -22,12 +22,14 @@ from __future__ import annotations
 import bisect
 import json
 import re
+import sys
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build
 from topolint.model.measured import LogLine, MeasuredFile, Placement, ResultRow, TestDevice, TestRun
 from topolint.model.nesting import json_deepest
 from topolint.model.numbers import decimal, printed_float
+from topolint.parsers._lines import lines_of
 from topolint.parsers.nccl_log import LogReader, printable, strip_launcher_tag
 
 MALFORMED = "malformed nccl-tests output"  # collect.py reports these from folder walks too
@@ -178,7 +180,7 @@ def _placement(tokens: list[str], old: bool) -> Placement | None:
     if value is None and last.upper() not in ("N/A", "NAN"):
         return None
     return build(Placement, time_us=time_us, algbw=algbw, busbw=busbw, wrong=None if old else value,
-                 error=value if old else None, wrong_text=last)
+                 error=value if old else None, wrong_text=sys.intern(last))  # "0" on every row: one string
 
 
 def parse_row(tokens: list[str], loc: Location, old_columns: bool | None = None) -> ResultRow | None:
@@ -206,7 +208,7 @@ def parse_row(tokens: list[str], loc: Location, old_columns: bool | None = None)
     placements = [_placement(h, old) if h is not None else None for h in halves]
     if any(p is None for p, h in zip(placements, halves) if h is not None):
         return None
-    return build(ResultRow, size=size, count=count, dtype=tokens[2], redop=tokens[3], root=root,
+    return build(ResultRow, size=size, count=count, dtype=sys.intern(tokens[2]), redop=sys.intern(tokens[3]), root=root,
                  out_of_place=placements[0], in_place=placements[1], loc=loc)
 
 
@@ -214,7 +216,7 @@ def parse_nccl_tests(source: SourceFile) -> MeasuredFile:
     if source.text.lstrip().startswith("{"):
         return _parse_json(source)
     tables = _Tables(source.path)
-    for number, raw in enumerate(source.text.splitlines(), start=1):
+    for number, raw in enumerate(lines_of(source.text), start=1):
         tables.feed(raw, number)
     runs = [r for r in tables.runs if r.rows or r.header_loc or r.devices or r.avg_busbw_loc]
     if not runs:

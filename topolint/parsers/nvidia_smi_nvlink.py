@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 
 from topolint.inputs.source import InputError, SourceFile
-from topolint.model.facts import Location, NvlinkGpuStatus, NvlinkLink, NvlinkStatus, build
+from topolint.model.facts import Location, NvlinkGpuStatus, NvlinkLink, NvlinkStatus, build, location
 from topolint.model.numbers import decimal, decimal_fraction
+from topolint.parsers._lines import lines_of
 
 GPU_HEADER = re.compile(r"GPU ([0-9]+): (.*?)\s*\(UUID: ?([^)]*)\)\s*$")
 LINK = re.compile(r"Link ([0-9]+): *(\S.*?)\s*$")
@@ -32,18 +33,26 @@ def _uuid(text: str) -> str | None:
     return text if re.search(r"[0-9A-Za-z]", text) else None
 
 
+def _speed(speeds: dict[str, float | None], text: str) -> float | None:
+    speed = speeds.get(text)
+    if speed is None:
+        speed = speeds[text] = decimal_fraction(text)
+    return speed
+
+
 def parse_nvlink_status(source: SourceFile) -> NvlinkStatus:
     path = source.path
     gpus: list[NvlinkGpuStatus] = []
     first_line: dict[int, int] = {}
     current: NvlinkGpuStatus | None = None
+    speeds: dict[str, float | None] = {}  # one float per rate printed: every link of a GPU has the same
 
     def close() -> None:
         if current is not None and not current.links and not current.all_inactive:
             raise InputError(path, current.loc.line, f"{MALFORMED}: GPU {current.index} has no Link lines "
                              "(expected 'Link K: RATE GB/s' or 'Link K: <inactive>' below it)", current.loc.column)
 
-    for number, raw in enumerate(source.text.splitlines(), start=1):
+    for number, raw in enumerate(lines_of(source.text), start=1):
         text = raw.strip()
         if not text or ELISION.fullmatch(text):
             continue
@@ -88,8 +97,8 @@ def parse_nvlink_status(source: SourceFile) -> NvlinkStatus:
         current.links.append(build(NvlinkLink,
             index=index,
             state="active" if rate else state.group(1).strip().lower(),
-            speed_gbps=decimal_fraction(rate.group(1)) if rate else None,
-            loc=build(Location, path=path, line=number, column=value_column),
+            speed_gbps=_speed(speeds, rate.group(1)) if rate else None,
+            loc=location(path, number, value_column),
         ))
     close()
     if not gpus:

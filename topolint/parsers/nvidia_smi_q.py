@@ -23,6 +23,7 @@ from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build, location
 from topolint.model.gpu_query import GpuFabric, GpuQueryFile, QueriedGpu, Stated
 from topolint.model.numbers import decimal, pci_address
+from topolint.parsers._lines import lines_of
 
 MALFORMED = "malformed nvidia-smi -q output"  # inputs/collect.py reports these from folder walks too
 MALFORMED_CSV = "malformed nvidia-smi --query-gpu output"
@@ -195,8 +196,11 @@ def parse_gpu_query_csv(source: SourceFile) -> GpuQueryFile:
     result = build(GpuQueryFile, path=path, kind="csv", gpus=[])
     columns: list[str | None] | None = None
     indices: dict[int, int] = {}
+    # One string per distinct cell text: every row repeats its model name and fabric state and
+    # status (a string object per cell is five times its text, issue 20).
+    shared: dict[str, str] = {}
     number = 0
-    for number, raw in enumerate(source.text.splitlines(), start=1):
+    for number, raw in enumerate(lines_of(source.text), start=1):
         text = raw.strip()
         if not text:
             continue
@@ -215,13 +219,14 @@ def parse_gpu_query_csv(source: SourceFile) -> GpuQueryFile:
         if len(cells) != len(columns):
             raise InputError(path, number, f"{MALFORMED_CSV}: {len(cells)} values for the header's {len(columns)} "
                                            "fields", len(raw) - len(raw.lstrip()) + 1)
-        result.gpus.append(_row(path, number, raw, cells, columns, indices, len(result.gpus)))
+        result.gpus.append(_row(path, number, raw, cells, columns, indices, len(result.gpus), shared))
     if not result.gpus:
         raise InputError(path, max(number, 1), f"{MALFORMED_CSV}: no GPU row below the header")
     return result
 
 
-def _row(path: str, number: int, raw: str, cells, columns, indices: dict[int, int], position: int) -> QueriedGpu:
+def _row(path: str, number: int, raw: str, cells, columns, indices: dict[int, int], position: int,
+         shared: dict[str, str]) -> QueriedGpu:
     row_loc = location(path, number, len(raw) - len(raw.lstrip()) + 1)
     gpu = build(QueriedGpu, index=position, loc=row_loc)
     fabric = build(GpuFabric, loc=row_loc) if any(c in _FABRIC_ATTRIBUTES for c in columns) else None
@@ -239,7 +244,7 @@ def _row(path: str, number: int, raw: str, cells, columns, indices: dict[int, in
             indices[index] = number
             gpu.index, gpu.index_stated = index, True
             continue
-        stated = build(Stated, text=cell, loc=build(Location, path=path, line=number, column=column))
+        stated = build(Stated, text=shared.setdefault(cell, cell), loc=location(path, number, column))
         if attribute == "bus_id":
             gpu.bus_id = pci_address(cell)
             if gpu.bus_id is None and stated.value is not None:

@@ -167,6 +167,10 @@ def parse_matrix(source: SourceFile) -> TopoMatrix:
     nic_positions = {label: i for i, label in enumerate(c for c in columns if not c.startswith("GPU"))}
     end = head + 1
     colored = "\x1b" in text  # ANSI.sub only where an escape can be
+    # A matrix repeats a few cells (NV18, SYS) at a few columns: each row's lists point at one
+    # string and one int per distinct value instead of a fresh object per cell (issue 20).
+    shared: dict = {}
+    share = shared.setdefault
     for number in range(head + 1, len(lines)):
         raw = ANSI.sub("", lines[number]) if colored else lines[number]
         if not raw.strip():
@@ -210,8 +214,8 @@ def parse_matrix(source: SourceFile) -> TopoMatrix:
             label=label,
             kind=kind,
             index=index,
-            cells=[t for t, _ in matrix_cells],
-            cell_columns=[c + 1 for _, c in matrix_cells],
+            cells=[share(t, t) for t, _ in matrix_cells],
+            cell_columns=[share(c + 1, c + 1) for _, c in matrix_cells],
             cpu_affinity=placed.get("CPU Affinity") or None,
             numa_affinity=placed.get("NUMA Affinity") or None,
             gpu_numa_id=placed.get("GPU NUMA ID") or None,

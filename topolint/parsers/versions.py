@@ -19,7 +19,7 @@ import re
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import build
-from topolint.model.software import KernelModule, SoftwareFile, SoftwareVersion
+from topolint.model.software import PEERMEM_MODULES, KernelModule, SoftwareFile, SoftwareVersion
 from topolint.parsers._lines import PROMPT, Line, at, numbered, value_column
 
 _VERSION = r"(\d+(?:\.\d+){1,3}(?:[-+~.][\w.+~-]*)?)"
@@ -121,7 +121,9 @@ def parse_kernel_modules(source: SourceFile) -> SoftwareFile:
         if not found:
             raise _refuse(source, line, "lsmod output" if lsmod else "/proc/modules",
                           "'NAME SIZE USED ...' rows" if lsmod else "'NAME SIZE REFS DEPS STATE ADDRESS' lines")
-        result.modules.append(build(KernelModule, name=found.group(1), loc=at(source.path, line)))
+        result.module_count += 1
+        if result.module_count == 1 or found.group(1) in PEERMEM_MODULES:
+            result.modules.append(build(KernelModule, name=found.group(1), loc=at(source.path, line)))
     if not result.modules:
         raise _refuse(source, first, "/proc/modules", "at least one module")
     return result
