@@ -19,15 +19,17 @@ are not read are listed with ``--verbose``; they are never an input error.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
+from collections.abc import Iterable
 
 from topolint.inputs.source import InputError, SourceFile, read_source
 from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
 from topolint.model.facts import Location, build
-from topolint.parsers._bash import Heredoc, Token, statements
+from topolint.parsers._bash import Heredoc, Statement, Token, Unterminated, statements, stream
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
 from topolint.parsers._reach import Reach
 from topolint.parsers._sourced import script_dir
@@ -68,7 +70,6 @@ class _ShellParser:
         self.seen_command = False
         self.cursor: Cursor | None = None
         self.line = 0
-        self.heredoc_readers: dict[int, tuple[str, str | None, str | None]] = {}  # heredoc -> scope, reader, target
         self.reach = Reach()  # which settings the processes it launches see (ENV009)
         self.standalone = False  # the assignment being read is a statement of its own
         # Lines a script's every statement is looked for in, when its text is not laid out as in the
@@ -106,25 +107,31 @@ class _ShellParser:
 
     # ---- lines --------------------------------------------------------------------------------
     def parse(self) -> ConfigFile:
-        found, stopped = statements(self.text)
-        first_command = found[0].first_line if found else len(self.lines) + 1
-        for number, text in enumerate(self.lines[:first_command - 1], 1):
+        found = stream(self.text)  # a statement at a time: the script's tokens are never all held
+        head = next(found, None)
+        first_command = head.first_line if isinstance(head, Statement) else len(self.lines) + 1
+        for number in range(1, min(first_command, len(self.lines) + 1)):
+            text = self.lines[number - 1]
             if text.strip().startswith("#SBATCH"):  # Slurm reads directives up to the first command
                 self._sbatch(number, text)
-        self._statements(found, stopped)
+        if head is not None:
+            self._statements(itertools.chain((head,), found))
         self.config.unreached.extend(self.reach.finish())
         return self.config
 
-    def _statements(self, found: list, stopped) -> None:
+    def _statements(self, found: Iterable[Statement | Unterminated]) -> None:
         for statement in found:
+            if isinstance(statement, Unterminated):
+                self._skip(statement.line,
+                           f"unterminated {statement.what}: lines {statement.line}-{len(self.lines)} not analysed")
+                break
             first, last = self.span or (statement.first_line, statement.last_line)
             self.line = first
             self.cursor = Cursor(self.lines, first, last)
             self._statement(statement.tokens)
             for heredoc in statement.heredocs:
                 self._heredoc_body(heredoc)
-        if stopped:
-            self._skip(stopped.line, f"unterminated {stopped.what}: lines {stopped.line}-{len(self.lines)} not analysed")
+                heredoc.body = []  # read: a heredoc's lines are not held past it
 
     def _skip(self, line: int, reason: str) -> None:
         self.config.skipped.append(SkippedLine(line, reason, None if self.path == self.config.path else self.path))
@@ -170,16 +177,10 @@ class _ShellParser:
         self.path, self.lines = display, sourced.text.split("\n")
         self.including.append((display, real))
         try:
-            self._statements(*statements(sourced.text))
+            self._statements(stream(sourced.text))
         finally:
             self.including.pop()
             self.path, self.lines, self.cursor, self.line = saved
-
-    def _heredoc_body(self, heredoc: Heredoc) -> None:
-        if heredoc.body:
-            last = heredoc.first_line + len(heredoc.body) - 1
-            self.config.skipped.append(SkippedLine(
-                heredoc.first_line, f"heredoc body (lines {heredoc.first_line}-{last}) not analysed"))
 
     def _statement(self, tokens: list[Token]) -> None:
         words: list[str] = []
@@ -228,7 +229,7 @@ class _ShellParser:
         if reader is None and written is None:  # bash -c "cat > /etc/nccl.conf" <<EOF: the -c script writes it
             reader, written = _shell_c_writer(words)
         for heredoc in heredocs:
-            self.heredoc_readers[id(heredoc)] = (self.scope, reader, written)
+            heredoc.fed = (self.scope, reader, written)
 
     def _heredoc_body(self, heredoc: Heredoc) -> None:
         """A heredoc as bash uses it: the script of a shell it feeds (``bash <<EOF``), the content
@@ -236,12 +237,12 @@ class _ShellParser:
         if not heredoc.body:
             return
         first, last = heredoc.first_line, heredoc.first_line + len(heredoc.body) - 1
-        scope, reader, target = self.heredoc_readers.pop(id(heredoc), (self.scope, None, None))
+        scope, reader, target = heredoc.fed or (self.scope, None, None)
         if reader in _SHELLS and len(self.stack) < MAX_HEREDOC_NESTING + 1:
             self.stack.append(("sh", f"{scope}/{self._new_id(f'sh@{first}')}", first))
             saved = (self.cursor, self.line)
             try:
-                self._statements(*statements("\n".join(heredoc.body), first))
+                self._statements(stream("\n".join(heredoc.body), first))
             finally:
                 self.stack.pop()
                 self.cursor, self.line = saved
@@ -885,7 +886,7 @@ def parse_shell_into(config: ConfigFile, source: SourceFile, lines: list[str], b
     parser.config = config
     parser.stack = [("file", scope, 0)]
     parser.span = span
-    parser._statements(*statements("\n".join(body), first_line))
+    parser._statements(stream("\n".join(body), first_line))
     config.unreached.extend(parser.reach.finish())
 
 
