@@ -24,7 +24,7 @@ from topolint.model.config import DROPPED, NOT_EXPORTED, EnvSetting, Unreached, 
 from topolint.model.facts import Location
 
 
-@dataclass
+@dataclass(slots=True)
 class _Waiting:
     setting: EnvSetting
     why: str  # NOT_EXPORTED or DROPPED, should no launch see it

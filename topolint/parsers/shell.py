@@ -23,13 +23,14 @@ import itertools
 import os
 import re
 import shlex
+import sys
 from collections.abc import Iterable
 
 from topolint.inputs.source import InputError, SourceFile, read_source
 from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
 from topolint.model.facts import Location, build
-from topolint.parsers._bash import Heredoc, Statement, Token, Unterminated, statements, stream
+from topolint.parsers._bash import Heredoc, Statement, TextLines, Token, Unterminated, statements, stream
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
 from topolint.parsers._reach import Reach
 from topolint.parsers._sourced import script_dir
@@ -62,7 +63,7 @@ class _ShellParser:
         self.including: list[tuple[str, str]] = []  # (display, real) of the files being sourced, innermost last
         self.script_dir_vars: dict[str, str] = {}  # DIR=$(dirname "$0") and the like -> whose folder
         self.text = source.text
-        self.lines = lines if lines is not None else source.text.split("\n")  # bash's lines: only LF ends one
+        self.lines = lines if lines is not None else TextLines(source.text)  # bash's lines: only LF ends one
         self.config = ConfigFile(path=source.path, format="shell")
         self.stack: list[tuple[str, str, int]] = [("file", "file", 0)]  # (kind, scope, opening line)
         self.ids: set[str] = set()
@@ -174,7 +175,7 @@ class _ShellParser:
         if sourced.bom:
             self.config.bom_kept[display] = bom_reach(sourced.text)
         saved = (self.path, self.lines, self.cursor, self.line)
-        self.path, self.lines = display, sourced.text.split("\n")
+        self.path, self.lines = display, TextLines(sourced.text)
         self.including.append((display, real))
         try:
             self._statements(stream(sourced.text))
@@ -336,7 +337,7 @@ class _ShellParser:
             literal = value if not any(c in value for c in "$`") else None
             line, column = _position(word, match.start("name"))
             value_line, value_column = _position(word, match.start("value"))
-            self._keep(EnvSetting(name, literal, self._loc(line, column), self.scope,
+            self._keep(EnvSetting(sys.intern(name), literal, self._loc(line, column), self.scope,
                                   "assign-default", self.path, raw=match.group(0),
                                   default_only=True, value_at=self._loc(value_line, value_column),
                                   value_written=literal or ""))
@@ -427,7 +428,7 @@ class _ShellParser:
             where = self.cursor.find(name, assignment=True)
             value, _ = shell_value(name, raw)
             self.config.launch.append(LaunchFact(cfg.CUDA_VISIBLE_DEVICES, value if value is not None else "$",
-                                                 self._loc(*where), scope, word))
+                                                 self._loc(*where), scope, str(word)))
             return
         if not wanted(name):
             return
@@ -435,10 +436,11 @@ class _ShellParser:
             line, column = self.cursor.find(name, assignment=True)
         value, default = shell_value(name, raw)
         written = self._written(word, line, column + len(name) + 1, name, value)
-        self._keep(EnvSetting(name, value, self._loc(line, column), scope, how,
-                              self.path, raw=word, default_only=default,
+        # What a setting keeps is plain text: a Token's position and raw text stay with the lexer.
+        self._keep(EnvSetting(sys.intern(name), value, self._loc(line, column), scope, how,
+                              self.path, raw=str(word), default_only=default,
                               value_at=self._loc(line, written[0]) if written else None,
-                              value_written=written[1] if written else ""))
+                              value_written=(value if written[1] == value else written[1]) if written else ""))
 
     def _keep(self, setting: EnvSetting) -> None:
         """A setting of the environment, or a shell variable no child process sees (kept for ENV009)."""
@@ -471,6 +473,7 @@ class _ShellParser:
 
     def _passthrough(self, name: str, scope: str, how: str) -> None:
         line, column = self.cursor.find(name)
+        name = sys.intern(str(name))
         self.config.settings.append(EnvSetting(name, None, self._loc(line, column), scope, how,
                                                self.path, raw=name, passthrough=True))
 
@@ -500,7 +503,7 @@ class _ShellParser:
 
     def _fact(self, kind: str, value: str, scope: str, option: str) -> None:
         line, column = self.cursor.find(option.split("=", 1)[0]) if self.cursor else (self.line, 0)
-        self.config.launch.append(LaunchFact(kind, value, self._loc(line, column), scope, option))
+        self.config.launch.append(LaunchFact(kind, str(value), self._loc(line, column), scope, str(option)))
 
     def _export_list(self, value: str, scope: str, how: str) -> None:
         """Slurm ``--export=ALL,A=1,B=x,y``: a comma inside a list-valued variable continues it."""
@@ -590,7 +593,7 @@ class _ShellParser:
                         line, column = self.cursor.find(target)
                         value, default = shell_value(target, args[i + 2])
                         self.config.settings.append(EnvSetting(
-                            target, value, self._loc(line, column), scope, "mpirun-genv", self.path,
+                            sys.intern(str(target)), None if value is None else str(value), self._loc(line, column), scope, "mpirun-genv", self.path,
                             raw=f"{word} {target} {args[i + 2]}", default_only=default))
                     i += 3
                 else:
