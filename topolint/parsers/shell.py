@@ -71,6 +71,7 @@ class _ShellParser:
         self.seen_command = False
         self.cursor: Cursor | None = None
         self.line = 0
+        self.last_texts: dict[tuple[str, str], str] = {}  # (name, field) -> its last text (_same)
         self.reach = Reach()  # which settings the processes it launches see (ENV009)
         self.standalone = False  # the assignment being read is a statement of its own
         # Lines a script's every statement is looked for in, when its text is not laid out as in the
@@ -337,8 +338,9 @@ class _ShellParser:
             literal = value if not any(c in value for c in "$`") else None
             line, column = _position(word, match.start("name"))
             value_line, value_column = _position(word, match.start("value"))
-            self._keep(EnvSetting(sys.intern(name), literal, self._loc(line, column), self.scope,
-                                  "assign-default", self.path, raw=match.group(0),
+            name, literal = sys.intern(name), self._same(name, "value", literal)
+            self._keep(EnvSetting(name, literal, self._loc(line, column), self.scope,
+                                  "assign-default", self.path, raw=self._same(name, "raw", match.group(0)),
                                   default_only=True, value_at=self._loc(value_line, value_column),
                                   value_written=literal or ""))
 
@@ -437,10 +439,23 @@ class _ShellParser:
         value, default = shell_value(name, raw)
         written = self._written(word, line, column + len(name) + 1, name, value)
         # What a setting keeps is plain text: a Token's position and raw text stay with the lexer.
-        self._keep(EnvSetting(sys.intern(name), value, self._loc(line, column), scope, how,
-                              self.path, raw=str(word), default_only=default,
+        name, value = sys.intern(name), self._same(name, "value", value)
+        self._keep(EnvSetting(name, value, self._loc(line, column), scope, how,
+                              self.path, raw=self._same(name, "raw", str(word)), default_only=default,
                               value_at=self._loc(line, written[0]) if written else None,
-                              value_written=(value if written[1] == value else written[1]) if written else ""))
+                              value_written=(value if written[1] == value else self._same(name, "written", written[1]))
+                              if written else ""))
+
+    def _same(self, name: str, field: str, text: str | None) -> str | None:
+        """``text``, or the equal string the last setting of ``name`` kept there: a script that sets
+        a name to one value over and over holds that value once (issue 20)."""
+        if text is None:
+            return None
+        last = self.last_texts.get((name, field))
+        if last == text:
+            return last
+        self.last_texts[(name, field)] = text
+        return text
 
     def _keep(self, setting: EnvSetting) -> None:
         """A setting of the environment, or a shell variable no child process sees (kept for ENV009)."""
