@@ -26,6 +26,8 @@ word exactly as written.
 from __future__ import annotations
 
 import re
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 OPERATORS = ("<<<", ";;&", "&>>", "<<-", "&&", "||", ";;", ";&", "|&", "<<", ">>", "<&", ">&", "<>", ">|", "&>",
@@ -55,7 +57,7 @@ class Token(str):
         return token
 
 
-@dataclass
+@dataclass(slots=True)
 class Heredoc:
     delimiter: str
     literal: bool  # the delimiter was quoted: no expansion in the body
@@ -63,9 +65,10 @@ class Heredoc:
     first_line: int = 0  # 1-based line of the body's first line; 0 until read
     body: list[str] = field(default_factory=list)
     terminated: bool = False
+    fed: tuple | None = None  # (scope, reader, target) of the command it feeds, set by shell.py
 
 
-@dataclass
+@dataclass(slots=True)
 class Statement:
     """The tokens of one logical line (up to an unquoted newline), first and last line."""
 
@@ -75,10 +78,39 @@ class Statement:
     heredocs: list[Heredoc] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class Unterminated:
     line: int
     what: str
+
+
+class TextLines:
+    """A text's lines as bash ends them (at LF only), each cut when asked for: the offsets of
+    the line starts (4 bytes a line) instead of a str object per line (issue 20)."""
+
+    __slots__ = ("text", "starts")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts = array("I" if len(text) < 2 ** 32 else "Q", [0])
+        self.starts.extend(match.end() for match in _NEWLINE.finditer(text))
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self.starts)))]
+        if index < 0:
+            index += len(self.starts)
+        start = self.starts[index]  # IndexError past the end, as a list's
+        return self.text[start:self.starts[index + 1] - 1] if index + 1 < len(self.starts) else self.text[start:]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self.starts)))
+
+
+_NEWLINE = re.compile("\n")
 
 
 class _Lexer:
@@ -291,8 +323,16 @@ def _ansi_c(body: str) -> str:
 def statements(text: str, first_line: int = 1) -> tuple[list[Statement], Unterminated | None]:
     """Split ``text`` into statements; the second value says where an unterminated construct
     stopped the analysis (everything from there on is not in the statements)."""
+    found = list(stream(text, first_line))
+    stopped = found.pop() if found and isinstance(found[-1], Unterminated) else None
+    return found, stopped
+
+
+def stream(text: str, first_line: int = 1) -> Iterator[Statement | Unterminated]:
+    """The statements of ``text`` one at a time, each as soon as its line (and the heredoc bodies
+    it opens) is read, so a reader holds one statement's tokens, not the whole script's (issue 20);
+    an unterminated construct ends it with an ``Unterminated``."""
     lexer = _Lexer(text, first_line)
-    result: list[Statement] = []
     tokens: list[Token] = []
     pending: list[Heredoc] = []
     heredocs: list[Heredoc] = []
@@ -316,8 +356,10 @@ def statements(text: str, first_line: int = 1) -> tuple[list[Statement], Untermi
                     _read_bodies(lexer, pending)
                     pending = []
                 if tokens:
-                    result.append(Statement(tokens, first, tokens[-1].line, heredocs))
-                tokens, heredocs = [], []
+                    statement = Statement(tokens, first, tokens[-1].line, heredocs)
+                    tokens, heredocs = [], []
+                    yield statement
+                    del statement
                 first = lexer.line
                 continue
             if char == "#":  # a word could start here: a comment to the end of the line
@@ -344,12 +386,12 @@ def statements(text: str, first_line: int = 1) -> tuple[list[Statement], Untermi
                 first = token.line
             tokens.append(token)
     except _Open as exc:
-        return result, Unterminated(first if tokens else lexer.line, exc.what)
+        yield Unterminated(first if tokens else lexer.line, exc.what)
+        return
     if pending:
         _read_bodies(lexer, pending)
     if tokens:
-        result.append(Statement(tokens, first, tokens[-1].line, heredocs))
-    return result, None
+        yield Statement(tokens, first, tokens[-1].line, heredocs)
 
 
 def _heredoc_delimiter(lexer: _Lexer) -> Token | None:

@@ -24,7 +24,7 @@ from topolint.model.config import DROPPED, NOT_EXPORTED, EnvSetting, Unreached, 
 from topolint.model.facts import Location
 
 
-@dataclass
+@dataclass(slots=True)
 class _Waiting:
     setting: EnvSetting
     why: str  # NOT_EXPORTED or DROPPED, should no launch see it
@@ -41,6 +41,7 @@ class Reach:
     live: dict[str, list[_Waiting]] = field(default_factory=dict)  # scope -> exported, no launch passed them yet
     idle: dict[str, list[_Waiting]] = field(default_factory=dict)  # scope -> unexported, no launch after yet
     found: list[_Waiting] = field(default_factory=list)
+    compact_at: int = 64  # len(found) at which the done ones are dropped from it (_found)
 
     def exports(self, name: str) -> bool:
         return self.allexport or name in self.exported
@@ -50,14 +51,22 @@ class Reach:
         waiting = _Waiting(setting, NOT_EXPORTED, standalone=standalone)
         self.unexported.setdefault(setting.name, []).append(waiting)
         self.idle.setdefault(setting.scope, []).append(waiting)
-        self.found.append(waiting)
+        self._found(waiting)
 
     def exported_setting(self, setting: EnvSetting) -> None:
         """A setting in the environment from here on (``export A=1``, an assignment to an exported name)."""
         self.exported.add(setting.name)
         waiting = _Waiting(setting, DROPPED)
         self.live.setdefault(setting.scope, []).append(waiting)
+        self._found(waiting)
+
+    def _found(self, waiting: _Waiting) -> None:
+        """Keep ``waiting`` for ``finish``; a done one is never reported, so those are dropped
+        whenever the list doubles (linear in all, and not every setting held to the end)."""
         self.found.append(waiting)
+        if len(self.found) >= self.compact_at:
+            self.found = [w for w in self.found if not w.done]
+            self.compact_at = max(64, 2 * len(self.found))
 
     def export(self, name: str) -> list[EnvSetting]:
         """``export NAME``: the earlier assignments of NAME become settings (returned)."""

@@ -19,15 +19,18 @@ are not read are listed with ``--verbose``; they are never an input error.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
+import sys
+from collections.abc import Iterable
 
 from topolint.inputs.source import InputError, SourceFile, read_source
 from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
 from topolint.model.facts import Location, build
-from topolint.parsers._bash import Heredoc, Token, statements
+from topolint.parsers._bash import Heredoc, Statement, TextLines, Token, Unterminated, statements, stream
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
 from topolint.parsers._reach import Reach
 from topolint.parsers._sourced import script_dir
@@ -60,7 +63,7 @@ class _ShellParser:
         self.including: list[tuple[str, str]] = []  # (display, real) of the files being sourced, innermost last
         self.script_dir_vars: dict[str, str] = {}  # DIR=$(dirname "$0") and the like -> whose folder
         self.text = source.text
-        self.lines = lines if lines is not None else source.text.split("\n")  # bash's lines: only LF ends one
+        self.lines = lines if lines is not None else TextLines(source.text)  # bash's lines: only LF ends one
         self.config = ConfigFile(path=source.path, format="shell")
         self.stack: list[tuple[str, str, int]] = [("file", "file", 0)]  # (kind, scope, opening line)
         self.ids: set[str] = set()
@@ -68,7 +71,7 @@ class _ShellParser:
         self.seen_command = False
         self.cursor: Cursor | None = None
         self.line = 0
-        self.heredoc_readers: dict[int, tuple[str, str | None, str | None]] = {}  # heredoc -> scope, reader, target
+        self.last_texts: dict[tuple[str, str], str] = {}  # (name, field) -> its last text (_same)
         self.reach = Reach()  # which settings the processes it launches see (ENV009)
         self.standalone = False  # the assignment being read is a statement of its own
         # Lines a script's every statement is looked for in, when its text is not laid out as in the
@@ -106,25 +109,31 @@ class _ShellParser:
 
     # ---- lines --------------------------------------------------------------------------------
     def parse(self) -> ConfigFile:
-        found, stopped = statements(self.text)
-        first_command = found[0].first_line if found else len(self.lines) + 1
-        for number, text in enumerate(self.lines[:first_command - 1], 1):
+        found = stream(self.text)  # a statement at a time: the script's tokens are never all held
+        head = next(found, None)
+        first_command = head.first_line if isinstance(head, Statement) else len(self.lines) + 1
+        for number in range(1, min(first_command, len(self.lines) + 1)):
+            text = self.lines[number - 1]
             if text.strip().startswith("#SBATCH"):  # Slurm reads directives up to the first command
                 self._sbatch(number, text)
-        self._statements(found, stopped)
+        if head is not None:
+            self._statements(itertools.chain((head,), found))
         self.config.unreached.extend(self.reach.finish())
         return self.config
 
-    def _statements(self, found: list, stopped) -> None:
+    def _statements(self, found: Iterable[Statement | Unterminated]) -> None:
         for statement in found:
+            if isinstance(statement, Unterminated):
+                self._skip(statement.line,
+                           f"unterminated {statement.what}: lines {statement.line}-{len(self.lines)} not analysed")
+                break
             first, last = self.span or (statement.first_line, statement.last_line)
             self.line = first
             self.cursor = Cursor(self.lines, first, last)
             self._statement(statement.tokens)
             for heredoc in statement.heredocs:
                 self._heredoc_body(heredoc)
-        if stopped:
-            self._skip(stopped.line, f"unterminated {stopped.what}: lines {stopped.line}-{len(self.lines)} not analysed")
+                heredoc.body = []  # read: a heredoc's lines are not held past it
 
     def _skip(self, line: int, reason: str) -> None:
         self.config.skipped.append(SkippedLine(line, reason, None if self.path == self.config.path else self.path))
@@ -167,19 +176,13 @@ class _ShellParser:
         if sourced.bom:
             self.config.bom_kept[display] = bom_reach(sourced.text)
         saved = (self.path, self.lines, self.cursor, self.line)
-        self.path, self.lines = display, sourced.text.split("\n")
+        self.path, self.lines = display, TextLines(sourced.text)
         self.including.append((display, real))
         try:
-            self._statements(*statements(sourced.text))
+            self._statements(stream(sourced.text))
         finally:
             self.including.pop()
             self.path, self.lines, self.cursor, self.line = saved
-
-    def _heredoc_body(self, heredoc: Heredoc) -> None:
-        if heredoc.body:
-            last = heredoc.first_line + len(heredoc.body) - 1
-            self.config.skipped.append(SkippedLine(
-                heredoc.first_line, f"heredoc body (lines {heredoc.first_line}-{last}) not analysed"))
 
     def _statement(self, tokens: list[Token]) -> None:
         words: list[str] = []
@@ -228,7 +231,7 @@ class _ShellParser:
         if reader is None and written is None:  # bash -c "cat > /etc/nccl.conf" <<EOF: the -c script writes it
             reader, written = _shell_c_writer(words)
         for heredoc in heredocs:
-            self.heredoc_readers[id(heredoc)] = (self.scope, reader, written)
+            heredoc.fed = (self.scope, reader, written)
 
     def _heredoc_body(self, heredoc: Heredoc) -> None:
         """A heredoc as bash uses it: the script of a shell it feeds (``bash <<EOF``), the content
@@ -236,12 +239,12 @@ class _ShellParser:
         if not heredoc.body:
             return
         first, last = heredoc.first_line, heredoc.first_line + len(heredoc.body) - 1
-        scope, reader, target = self.heredoc_readers.pop(id(heredoc), (self.scope, None, None))
+        scope, reader, target = heredoc.fed or (self.scope, None, None)
         if reader in _SHELLS and len(self.stack) < MAX_HEREDOC_NESTING + 1:
             self.stack.append(("sh", f"{scope}/{self._new_id(f'sh@{first}')}", first))
             saved = (self.cursor, self.line)
             try:
-                self._statements(*statements("\n".join(heredoc.body), first))
+                self._statements(stream("\n".join(heredoc.body), first))
             finally:
                 self.stack.pop()
                 self.cursor, self.line = saved
@@ -335,8 +338,9 @@ class _ShellParser:
             literal = value if not any(c in value for c in "$`") else None
             line, column = _position(word, match.start("name"))
             value_line, value_column = _position(word, match.start("value"))
+            name, literal = sys.intern(name), self._same(name, "value", literal)
             self._keep(EnvSetting(name, literal, self._loc(line, column), self.scope,
-                                  "assign-default", self.path, raw=match.group(0),
+                                  "assign-default", self.path, raw=self._same(name, "raw", match.group(0)),
                                   default_only=True, value_at=self._loc(value_line, value_column),
                                   value_written=literal or ""))
 
@@ -426,7 +430,7 @@ class _ShellParser:
             where = self.cursor.find(name, assignment=True)
             value, _ = shell_value(name, raw)
             self.config.launch.append(LaunchFact(cfg.CUDA_VISIBLE_DEVICES, value if value is not None else "$",
-                                                 self._loc(*where), scope, word))
+                                                 self._loc(*where), scope, str(word)))
             return
         if not wanted(name):
             return
@@ -434,10 +438,24 @@ class _ShellParser:
             line, column = self.cursor.find(name, assignment=True)
         value, default = shell_value(name, raw)
         written = self._written(word, line, column + len(name) + 1, name, value)
+        # What a setting keeps is plain text: a Token's position and raw text stay with the lexer.
+        name, value = sys.intern(name), self._same(name, "value", value)
         self._keep(EnvSetting(name, value, self._loc(line, column), scope, how,
-                              self.path, raw=word, default_only=default,
+                              self.path, raw=self._same(name, "raw", str(word)), default_only=default,
                               value_at=self._loc(line, written[0]) if written else None,
-                              value_written=written[1] if written else ""))
+                              value_written=(value if written[1] == value else self._same(name, "written", written[1]))
+                              if written else ""))
+
+    def _same(self, name: str, field: str, text: str | None) -> str | None:
+        """``text``, or the equal string the last setting of ``name`` kept there: a script that sets
+        a name to one value over and over holds that value once (issue 20)."""
+        if text is None:
+            return None
+        last = self.last_texts.get((name, field))
+        if last == text:
+            return last
+        self.last_texts[(name, field)] = text
+        return text
 
     def _keep(self, setting: EnvSetting) -> None:
         """A setting of the environment, or a shell variable no child process sees (kept for ENV009)."""
@@ -470,6 +488,7 @@ class _ShellParser:
 
     def _passthrough(self, name: str, scope: str, how: str) -> None:
         line, column = self.cursor.find(name)
+        name = sys.intern(str(name))
         self.config.settings.append(EnvSetting(name, None, self._loc(line, column), scope, how,
                                                self.path, raw=name, passthrough=True))
 
@@ -499,7 +518,7 @@ class _ShellParser:
 
     def _fact(self, kind: str, value: str, scope: str, option: str) -> None:
         line, column = self.cursor.find(option.split("=", 1)[0]) if self.cursor else (self.line, 0)
-        self.config.launch.append(LaunchFact(kind, value, self._loc(line, column), scope, option))
+        self.config.launch.append(LaunchFact(kind, str(value), self._loc(line, column), scope, str(option)))
 
     def _export_list(self, value: str, scope: str, how: str) -> None:
         """Slurm ``--export=ALL,A=1,B=x,y``: a comma inside a list-valued variable continues it."""
@@ -589,7 +608,7 @@ class _ShellParser:
                         line, column = self.cursor.find(target)
                         value, default = shell_value(target, args[i + 2])
                         self.config.settings.append(EnvSetting(
-                            target, value, self._loc(line, column), scope, "mpirun-genv", self.path,
+                            sys.intern(str(target)), None if value is None else str(value), self._loc(line, column), scope, "mpirun-genv", self.path,
                             raw=f"{word} {target} {args[i + 2]}", default_only=default))
                     i += 3
                 else:
@@ -885,7 +904,7 @@ def parse_shell_into(config: ConfigFile, source: SourceFile, lines: list[str], b
     parser.config = config
     parser.stack = [("file", scope, 0)]
     parser.span = span
-    parser._statements(*statements("\n".join(body), first_line))
+    parser._statements(stream("\n".join(body), first_line))
     config.unreached.extend(parser.reach.finish())
 
 
