@@ -17,7 +17,8 @@ from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import build, location
 from topolint.model.hostlist import Budget
 from topolint.model.scheduler import TOPOLOGY_CONF, BlockLine, SwitchLine, Topology, TopologyFile
-from topolint.parsers._hostlists import hosts_at
+from topolint.parsers._hostlists import hosts_kept
+from topolint.parsers._lines import lines_of
 
 _FIRST = {"switchname": "switch", "blockname": "block", "blocksizes": "sizes"}
 _KEYS = {
@@ -31,7 +32,7 @@ WHAT = "topology.conf"
 def _logical_lines(text: str):
     """(line number, text without its comment) of each non-blank line, continuations joined."""
     pending, start = "", 0
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(lines_of(text), start=1):
         body = raw.split("#", 1)[0]
         if not pending:
             start = number
@@ -88,9 +89,9 @@ def parse_topology_conf(source: SourceFile) -> TopologyFile:
             continue
         if not name:
             raise InputError(path, number, f"malformed {WHAT}: {pairs[0][0]} without a name", column)
-        nodes = hosts_at(seen["nodes"][0], path, number, seen["nodes"][1], budget, WHAT) if "nodes" in seen else []
+        nodes = hosts_kept(seen["nodes"][0], path, number, seen["nodes"][1], budget, WHAT) if "nodes" in seen else []
         if kind == "switch":
-            children = hosts_at(seen["switches"][0], path, number, seen["switches"][1], budget, WHAT) \
+            children = hosts_kept(seen["switches"][0], path, number, seen["switches"][1], budget, WHAT) \
                 if "switches" in seen else []
             switches.append(build(SwitchLine, name=name, nodes=nodes, switches=children,
                                   link_speed=seen.get("linkspeed", (None,))[0], loc=loc))
