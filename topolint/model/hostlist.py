@@ -151,16 +151,15 @@ class Hosts(Sequence):
     few bytes a host (``gb1-[01-18]`` is 18 names; issue 20: memory bounded by the input) and
     names are made as a consumer walks them. Compares equal to the list ``expand`` gives."""
 
-    __slots__ = ("expression", "count")
+    __slots__ = ("expression",)
 
     def __init__(self, expression: str, budget: Budget | None = None):
-        count = 0
         for _ in iter_hosts(expression, budget):  # every error now, at parse time
-            count += 1
-        self.expression, self.count = expression, count
+            pass
+        self.expression = expression
 
     def __len__(self) -> int:
-        return self.count
+        return sum(1 for _ in self)  # counted again, not held: len() is rare, a host a line is not
 
     def __iter__(self) -> Iterator[str]:
         return iter_hosts(self.expression)
@@ -170,15 +169,18 @@ class Hosts(Sequence):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Hosts):
-            return self.count == other.count and list(self) == list(other)
+            return list(self) == list(other)
         if isinstance(other, (list, tuple)):
-            return len(other) == self.count and list(self) == list(other)
+            return list(self) == list(other)
         return NotImplemented
 
     __hash__ = None
 
     def __repr__(self) -> str:
         return repr(list(self))
+
+
+EMPTY = Hosts("")  # no host: one shared, a Hosts is never changed
 
 
 def compress(hosts: list[str], limit: int = 8) -> str:
