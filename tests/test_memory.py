@@ -62,15 +62,10 @@ OVER = {
     "workflow": 45.4,  # GitHub Actions: the YAML node tree and a shell parse per step
     # Formats issue 27 and 28 added while this was measured (their parsers' owners to bring down):
     "smi_query_rows": 30.7,  # nvidia-smi --query-gpu CSV
-    "ibnetdiscover_ports": 12.2,
-    "iblinkinfo": 12.2,
     # fleet part 2's scheduler files (issue 27), measured on merging: a fact with its position per
     # hostlist entry, switch or label of a few bytes; small files in practice (a cluster's one)
-    "topology_conf": 19.6,
-    "topology_blocks": 44.7,
+    "topology_blocks": 11.7,  # a fact, its Location and two strings per 38-byte block line
     "topology_yaml": 48.5,
-    "hostfile": 22.0,
-    "slurm_env": 22.8,
     "k8s_nodes": 38.6,
     "show_labels": 12.5,
 }

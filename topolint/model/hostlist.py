@@ -146,6 +146,14 @@ def expand(expression: str, budget: Budget | None = None) -> list[str]:
     return list(iter_hosts(expression, budget))
 
 
+def count_hosts(expression: str, budget: Budget | None = None) -> int:
+    """How many hosts ``expression`` names, its errors as ``expand``'s, no list made."""
+    count = 0
+    for _ in iter_hosts(expression, budget):
+        count += 1
+    return count
+
+
 class Hosts(Sequence):
     """The hosts of one expression, kept as the expression and its count: a parsed file holds a
     few bytes a host (``gb1-[01-18]`` is 18 names; issue 20: memory bounded by the input) and
@@ -153,10 +161,8 @@ class Hosts(Sequence):
 
     __slots__ = ("expression",)
 
-    def __init__(self, expression: str, budget: Budget | None = None):
-        for _ in iter_hosts(expression, budget):  # every error now, at parse time
-            pass
-        self.expression = expression
+    def __init__(self, expression: str):
+        self.expression = expression  # one count_hosts has checked: every error at parse time
 
     def __len__(self) -> int:
         return sum(1 for _ in self)  # counted again, not held: len() is rare, a host a line is not

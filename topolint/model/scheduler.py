@@ -83,12 +83,13 @@ class HostEntries(Sequence):
     is a list or a model/hostlist.py Hosts; the entries' Locations are ``loc`` for all, or
     ``path`` with a line and column each. Compares equal to the list of entries."""
 
-    __slots__ = ("names", "slots", "loc", "path", "lines", "columns")
+    __slots__ = ("names", "slots", "loc", "path", "lines", "columns", "count")
 
     def __init__(self, names: Sequence[str], slots: Optional[list] = None, loc: Optional[Location] = None,
-                 path: str = ""):
+                 path: str = "", count: Optional[int] = None):
         self.names, self.slots, self.loc, self.path = names, slots, loc, path
         self.lines, self.columns = array("l"), array("l")
+        self.count = count  # len(names) when known: a Hosts counts by walking its expression
 
     def add(self, name: str, slots: Optional[int], line: int, column: int) -> None:
         """One more host, at its own line and column of ``path`` (a hostfile's lines)."""
@@ -101,7 +102,7 @@ class HostEntries(Sequence):
         self.columns.append(column)
 
     def __len__(self) -> int:
-        return len(self.names)
+        return len(self.names) if self.count is None else self.count
 
     def __iter__(self) -> Iterator["HostEntry"]:
         slots, loc = self.slots, self.loc

@@ -56,12 +56,12 @@ def parse_slurm_env(source: SourceFile) -> HostOrder:
     if name is None:
         raise InputError(path, 1, f"malformed {WHAT}: no SLURM_JOB_NODELIST (or *NODELIST) assignment")
     value, number, column = settings[name]
-    names = hosts_kept(value, path, number, column, Budget(), WHAT)
-    if not names:
+    names, count = hosts_kept(value, path, number, column, Budget(), WHAT)
+    if not count:
         raise InputError(path, number, f"malformed {WHAT}: {name} names no host", column)
-    slots = _tasks(path, settings.get("SLURM_TASKS_PER_NODE"), len(names))
+    slots = _tasks(path, settings.get("SLURM_TASKS_PER_NODE"), count)
     loc = location(path, number, column)
-    hosts = HostEntries(names, slots or None, loc)
+    hosts = HostEntries(names, slots or None, loc, count=count)
     return build(HostOrder, path=path, kind=name, hosts=hosts,
                  settings={key: found[0] for key, found in settings.items()},
                  setting_locs={key: location(path, found[1], found[2]) for key, found in settings.items()})

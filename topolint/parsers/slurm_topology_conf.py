@@ -91,9 +91,10 @@ def parse_topology_conf(source: SourceFile) -> TopologyFile:
             continue
         if not name:
             raise InputError(path, number, f"malformed {WHAT}: {pairs[0][0]} without a name", column)
-        nodes = hosts_kept(seen["nodes"][0], path, number, seen["nodes"][1], budget, WHAT) if "nodes" in seen else EMPTY
+        nodes = hosts_kept(seen["nodes"][0], path, number, seen["nodes"][1], budget, WHAT)[0] \
+            if "nodes" in seen else EMPTY
         if kind == "switch":
-            children = hosts_kept(seen["switches"][0], path, number, seen["switches"][1], budget, WHAT) \
+            children = hosts_kept(seen["switches"][0], path, number, seen["switches"][1], budget, WHAT)[0] \
                 if "switches" in seen else EMPTY
             switches.append(build(SwitchLine, name=name, nodes=nodes, switches=children,
                                   link_speed=_speed(seen), loc=loc))
