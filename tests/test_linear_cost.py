@@ -24,6 +24,7 @@ import os
 import sys
 import time
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -68,8 +69,8 @@ def _facts(result) -> int:
         seen.add(id(item))
         if isinstance(item, dict):
             stack.extend(item.values())
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend(item)
+        elif isinstance(item, (list, tuple, set, frozenset)) or isinstance(item, Sequence) and not isinstance(item, str):
+            stack.extend(item)  # a lazy sequence (model/scheduler.py HostEntries) walked as the facts it makes
         elif isinstance(item, Fact):
             count += 1
             stack.extend(vars(item).values())

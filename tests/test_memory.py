@@ -53,15 +53,9 @@ OVER = {
     "workflow": 17.3,  # GitHub Actions: the lean YAML tree, then the settings of every step
     # Formats issue 27 and 28 added while this was measured (their parsers' owners to bring down):
     "smi_query_rows": 26.5,  # nvidia-smi --query-gpu CSV: a Stated and its Location per cell
-    "ibnetdiscover_ports": 12.2,
-    "iblinkinfo": 12.2,
-    # fleet part 2's scheduler files (issue 27), measured on merging: a fact with its position per
-    # hostlist entry, switch or label of a few bytes; small files in practice (a cluster's one)
-    "topology_conf": 19.6,
-    "topology_blocks": 44.7,
-    "topology_yaml": 15.6,  # the expanded hostlists: a name per host
-    "hostfile": 22.0,
-    "slurm_env": 22.8,
+    # fleet part 2's scheduler files (issue 27): a fact with its position per few bytes
+    "topology_blocks": 11.7,  # a fact, its Location and two strings per 38-byte block line
+    "topology_yaml": 15.6,  # the lean YAML tree and a switch fact per 40-byte item
 }
 
 

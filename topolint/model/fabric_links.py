@@ -31,12 +31,21 @@ LANE_SPEEDS: dict[str, tuple[int, float, tuple[str, ...]]] = {
 SPEED_BY_SIGNAL = {signal: name for name, (_, _, signals) in LANE_SPEEDS.items() for signal in signals}
 
 
+_SPEED_NAMES = {name: name for name in LANE_SPEEDS}
+
+
+def cable_key(a: str, a_port: int, b: str, b_port: int) -> tuple:
+    """The same key for a cable read from either end: a flat tuple, a quarter of the frozenset of
+    two ends it stands for (the parsers hold one a link until the file is read; issue 20)."""
+    return (a, a_port, b, b_port) if (a, a_port) <= (b, b_port) else (b, b_port, a, a_port)
+
+
 def lane_speed(token: str) -> str | None:
     """The speed name of a tool's token: ``HDR``, ``53.125``, ``53.125 Gbps``, ``10.0 Gbps (FDR10)``."""
     token = token.strip()
     upper = token.upper()
     if upper in LANE_SPEEDS:
-        return upper
+        return _SPEED_NAMES[upper]  # the one string, not a copy a link
     if "FDR10" in upper:
         return "FDR10"
     number = token.split()[0] if token else ""

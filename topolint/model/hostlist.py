@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from topolint.model.numbers import decimal
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from itertools import product
 
 MAX_HOSTS = 1 << 20  # one expression, or one file's expressions together (a Budget)
 MAX_GROUPS = 8  # bracket groups in one name (Slurm's multi-dimensional names use 2 or 3)
@@ -109,29 +110,20 @@ def _values(ranges: list[tuple[int, int, int]]) -> list[str]:
     return [str(n).zfill(width) for first, last, width in ranges for n in range(first, last + 1)]
 
 
-def _expand_name(name: str, offset: int, budget: Budget) -> list[str]:
+def _expand_name(name: str, offset: int, budget: Budget) -> Iterator[str]:
     parts = _parts(name, offset)
     groups = [ranges for _, ranges in parts if ranges is not None]
     if len(groups) > MAX_GROUPS:
         raise HostlistError(f"more than {MAX_GROUPS} bracket groups in one name", offset + 1)
     budget.take(_count(groups), offset + 1)
-    names = [""]
-    for text, ranges in parts:
-        if ranges is None:
-            names = [prefix + text for prefix in names] if text else names
-        else:
-            values = _values(ranges)
-            names = [prefix + value for prefix in names for value in values]
-    return names
+    pieces = [(text,) if ranges is None else _values(ranges) for text, ranges in parts]
+    for chosen in product(*pieces):  # the first group varies slowest, as Slurm orders them
+        yield "".join(chosen)
 
 
-def expand(expression: str, budget: Budget | None = None) -> list[str]:
-    """The host names of a Slurm hostlist expression, in order, duplicates kept. HostlistError
-    for what Slurm refuses (unbalanced brackets, a range that runs backwards, letters in a
-    range) or an expression past the bound. Blanks around names are dropped; an empty name
-    (``a,,b``) names nothing."""
+def iter_hosts(expression: str, budget: Budget | None = None) -> Iterator[str]:
+    """``expand`` one name at a time (its errors as it reaches them)."""
     budget = budget or Budget()
-    hosts: list[str] = []
     for offset, name in _split_top(expression):
         stripped = name.strip()
         if not stripped:
@@ -141,10 +133,60 @@ def expand(expression: str, budget: Budget | None = None) -> list[str]:
             raise HostlistError(f"{stripped!r}: a host name holds no blanks", lead + 1)
         if "[" not in stripped:
             budget.take(1, lead + 1)
-            hosts.append(stripped)
+            yield stripped
         else:
-            hosts.extend(_expand_name(stripped, lead, budget))
-    return hosts
+            yield from _expand_name(stripped, lead, budget)
+
+
+def expand(expression: str, budget: Budget | None = None) -> list[str]:
+    """The host names of a Slurm hostlist expression, in order, duplicates kept. HostlistError
+    for what Slurm refuses (unbalanced brackets, a range that runs backwards, letters in a
+    range) or an expression past the bound. Blanks around names are dropped; an empty name
+    (``a,,b``) names nothing."""
+    return list(iter_hosts(expression, budget))
+
+
+def count_hosts(expression: str, budget: Budget | None = None) -> int:
+    """How many hosts ``expression`` names, its errors as ``expand``'s, no list made."""
+    count = 0
+    for _ in iter_hosts(expression, budget):
+        count += 1
+    return count
+
+
+class Hosts(Sequence):
+    """The hosts of one expression, kept as the expression and its count: a parsed file holds a
+    few bytes a host (``gb1-[01-18]`` is 18 names; issue 20: memory bounded by the input) and
+    names are made as a consumer walks them. Compares equal to the list ``expand`` gives."""
+
+    __slots__ = ("expression",)
+
+    def __init__(self, expression: str):
+        self.expression = expression  # one count_hosts has checked: every error at parse time
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)  # counted again, not held: len() is rare, a host a line is not
+
+    def __iter__(self) -> Iterator[str]:
+        return iter_hosts(self.expression)
+
+    def __getitem__(self, index):
+        return expand(self.expression)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Hosts):
+            return list(self) == list(other)
+        if isinstance(other, (list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+EMPTY = Hosts("")  # no host: one shared, a Hosts is never changed
 
 
 def compress(hosts: list[str], limit: int = 8) -> str:

@@ -8,9 +8,11 @@ and line it was read from.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterator, Sequence
 from typing import Literal, Optional
 
-from topolint.model.facts import Fact, Location
+from topolint.model.facts import Fact, Location, build, location
 from topolint.model.schema import Field
 
 TopologyKind = Literal["tree", "block", "flat"]
@@ -72,6 +74,54 @@ class HostEntry(Fact):
     name: str
     slots: Optional[int] = None
     loc: Location
+
+
+class HostEntries(Sequence):
+    """HostOrder.hosts as columns, each HostEntry made as a consumer walks them: a job's host
+    order is a few bytes a host in its file (``gpu[00001-04096]``, ``n1 slots=8``), an object
+    and a Location per host ten times that (issue 20: memory bounded by the input). ``names``
+    is a list or a model/hostlist.py Hosts; the entries' Locations are ``loc`` for all, or
+    ``path`` with a line and column each. Compares equal to the list of entries."""
+
+    __slots__ = ("names", "slots", "loc", "path", "lines", "columns", "count")
+
+    def __init__(self, names: Sequence[str], slots: Optional[list] = None, loc: Optional[Location] = None,
+                 path: str = "", count: Optional[int] = None):
+        self.names, self.slots, self.loc, self.path = names, slots, loc, path
+        self.lines, self.columns = array("l"), array("l")
+        self.count = count  # len(names) when known: a Hosts counts by walking its expression
+
+    def add(self, name: str, slots: Optional[int], line: int, column: int) -> None:
+        """One more host, at its own line and column of ``path`` (a hostfile's lines)."""
+        self.names.append(name)
+        if slots is not None and self.slots is None:
+            self.slots = [None] * (len(self.names) - 1)
+        if self.slots is not None:
+            self.slots.append(slots)
+        self.lines.append(line)
+        self.columns.append(column)
+
+    def __len__(self) -> int:
+        return len(self.names) if self.count is None else self.count
+
+    def __iter__(self) -> Iterator["HostEntry"]:
+        slots, loc = self.slots, self.loc
+        for index, name in enumerate(self.names):
+            yield build(HostEntry, name=name, slots=slots[index] if slots is not None else None,
+                        loc=loc if loc is not None else location(self.path, self.lines[index], self.columns[index]))
+
+    def __getitem__(self, index):
+        return list(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (HostEntries, list, tuple)):
+            return len(other) == len(self) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 class HostOrder(Fact):

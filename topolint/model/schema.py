@@ -15,6 +15,7 @@ The API is the part of pydantic's that topolint uses: ``model_fields`` (``is_req
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 import sys
 import typing
 from typing import Any
@@ -225,8 +226,8 @@ def _walk(value: Any, convert) -> Any:
     converted = convert(value)
     if converted is not _MISSING:
         return converted
-    if isinstance(value, list):
-        return [_walk(v, convert) for v in value]
+    if isinstance(value, list) or isinstance(value, Sequence) and not isinstance(value, (str, bytes, tuple)):
+        return [_walk(v, convert) for v in value]  # a lazy sequence (model/hostlist.py Hosts) as its list
     if isinstance(value, tuple):
         return tuple(_walk(v, convert) for v in value)
     if isinstance(value, dict):

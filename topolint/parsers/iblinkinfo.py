@@ -20,11 +20,12 @@ Lines before the first header (a shell prompt, a title) are not parsed.
 from __future__ import annotations
 
 import re
+import sys
 
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import build, location
 from topolint.model.numbers import decimal
-from topolint.model.fabric_links import FabricFile, FabricLink, FabricNode, FabricPort, host_of, lane_speed
+from topolint.model.fabric_links import FabricFile, FabricLink, FabricNode, FabricPort, cable_key, host_of, lane_speed
 from topolint.parsers._lines import Line, malformed, numbered
 
 _HEADER = re.compile(r"(CA|Switch|Router): (?:(0x[0-9a-fA-F]{1,16}) )?(.*):$")
@@ -39,9 +40,11 @@ def parse_iblinkinfo(source: SourceFile) -> FabricFile:
     path = source.path
     result = build(FabricFile, path=path, tool="iblinkinfo", nodes={}, links=[], ports=[])
     by_lid: dict[int, str] = {}  # LID -> node id, for the peers the lines name by LID
-    rows = []  # (node id, port, width, speed, state, phys, remote lid, remote port, remote desc, hint, line)
+    # (node id, port, width, speed, state, phys, remote lid, remote port, remote desc, hint, line, column):
+    # the position, not the Line with its two copies of the text, held until the file is read
+    rows = []
     current: dict | None = None
-    seen: set[frozenset] = set()
+    seen: set[tuple] = set()
     for line in numbered(source.text):
         header = _HEADER.match(line.text) if "==" not in line.text else None
         if header is not None:
@@ -55,24 +58,24 @@ def parse_iblinkinfo(source: SourceFile) -> FabricFile:
                 raise malformed("iblinkinfo", path, line, "a 'CA: NAME:' or 'Switch: 0xGUID NAME:' line first")
             continue  # what precedes the first header: a prompt, a title
         rows.append(_port_row(result, current, line, path, by_lid))
-    for node_id, port, width, speed, state, phys, rlid, rport, rdesc, hint, line in rows:
+    for node_id, port, width, speed, state, phys, rlid, rport, rdesc, hint, number, column in rows:
         if rlid is None:
             result.ports.append(build(FabricPort, node=node_id, port=port, state=state, phys_state=phys,
-                                      loc=location(path, line.number, line.column)))
+                                      loc=location(path, number, column)))
             continue
         peer = by_lid.get(rlid)
         if peer is None:  # its own lines are not in the file
             peer = f"lid:{rlid}"
             if peer not in result.nodes:
                 result.nodes[peer] = build(FabricNode, id=peer, kind="ca" if host_of(rdesc) else "switch",
-                                           description=rdesc, lid=rlid, loc=location(path, line.number, line.column))
-        key = frozenset(((node_id, port), (peer, rport)))
+                                           description=rdesc, lid=rlid, loc=location(path, number, column))
+        key = cable_key(node_id, port, peer, rport)
         if key in seen:
             continue
         seen.add(key)
         result.links.append(build(FabricLink, a=node_id, a_port=port, b=peer, b_port=rport, width=width, speed=speed,
                                   state=state, phys_state=phys, could_be=hint,
-                                  loc=location(path, line.number, line.column)))
+                                  loc=location(path, number, column)))
     return result
 
 
@@ -123,9 +126,9 @@ def _port_row(result: FabricFile, current: dict, line: Line, path: str, by_lid: 
     speed = lane_speed(state.group(2)) if state.group(2) else None
     if state.group(2) and speed is None:
         raise malformed("iblinkinfo", path, line, "a lane speed such as '25.78125 Gbps' or '53.125 Gbps'")
-    logical, phys = state.group(3).lower(), state.group(4).lower()
+    logical, phys = sys.intern(state.group(3).lower()), sys.intern(state.group(4).lower())  # a few states
     if remote is None or remote.group(1) is None:
-        return node_id, port, width, speed, logical, phys, None, None, None, None, line
+        return node_id, port, width, speed, logical, phys, None, None, None, None, line.number, line.column
     hint = " ".join(remote.group(4).split()) or None
     return (node_id, port, width, speed, logical, phys, decimal(remote.group(1)), decimal(remote.group(2)),
-            remote.group(3), hint, line)
+            remote.group(3), hint, line.number, line.column)

@@ -21,7 +21,7 @@ import re
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import build, location
 from topolint.model.numbers import decimal
-from topolint.model.fabric_links import FabricFile, FabricLink, FabricNode, FabricPort, lane_speed
+from topolint.model.fabric_links import FabricFile, FabricLink, FabricNode, FabricPort, cable_key, lane_speed
 from topolint.parsers._lines import PROMPT, Line, malformed, numbered
 
 KINDS = {"Switch": "switch", "Ca": "ca", "Rt": "router", "SW": "switch", "CA": "ca", "RT": "router"}
@@ -61,7 +61,7 @@ class _Topology:
         self.source = source
         self.result = build(FabricFile, path=self.path, tool="ibnetdiscover", nodes={}, links=[], ports=[])
         self.current: FabricNode | None = None
-        self.seen: set[frozenset] = set()
+        self.seen: set[tuple] = set()
         self.declared: set[str] = set()  # nodes whose own line was read (not only named by a peer)
 
     def parse(self) -> FabricFile:
@@ -122,7 +122,7 @@ class _Topology:
         peer = self.declare(_guid(peer_guid), peer_kind, quoted[-1] if quoted else "", line, peer_lid, declared=False)
         width_speed = _WIDTH_SPEED.search(comment)
         a_port, b_port = decimal(port), decimal(peer_port)
-        key = frozenset(((self.current.id, a_port), (peer.id, b_port)))
+        key = cable_key(self.current.id, a_port, peer.id, b_port)
         if key in self.seen:
             return
         self.seen.add(key)
@@ -143,7 +143,7 @@ _OWN_DESCRIPTION = re.compile(r"'([^'\n]*)'\s*$")
 def parse_ports(source: SourceFile) -> FabricFile:
     path = source.path
     result = build(FabricFile, path=path, tool="ibnetdiscover -p", nodes={}, links=[], ports=[])
-    seen: set[frozenset] = set()
+    seen: set[tuple] = set()
     for line in numbered(source.text):
         text = line.text
         if text.startswith("#") or (not result.nodes and PROMPT.match(text) and "ibnetdiscover" in text):
@@ -157,32 +157,33 @@ def parse_ports(source: SourceFile) -> FabricFile:
             names = _DESCRIPTIONS.search(rest)
             if peer is None or names is None:
                 raise malformed("ibnetdiscover -p", path, line, _EXPECTED_P)
-            a = _node(result, own, names.group(1), path, line)
-            b = _node(result, peer, names.group(2), path, line)
-            key = frozenset(((a.id, decimal(own.group(3))), (b.id, decimal(peer.group(3)))))
+            loc = location(path, line.number, line.column)  # one for the line's nodes and link
+            a = _node(result, own, names.group(1), loc)
+            b = _node(result, peer, names.group(2), loc)
+            key = cable_key(a.id, decimal(own.group(3)), b.id, decimal(peer.group(3)))
             if key in seen:
                 continue
             seen.add(key)
             result.links.append(build(
                 FabricLink, a=a.id, a_port=decimal(own.group(3)), b=b.id, b_port=decimal(peer.group(3)),
-                width=decimal(own.group(5)), speed=lane_speed(own.group(6)), loc=location(path, line.number, line.column)))
+                width=decimal(own.group(5)), speed=lane_speed(own.group(6)), loc=loc))
             continue
         name = _OWN_DESCRIPTION.search(rest) if rest else None
         if rest and name is None:
             raise malformed("ibnetdiscover -p", path, line, _EXPECTED_P)
-        node = _node(result, own, name.group(1) if name else "", path, line)
+        loc = location(path, line.number, line.column)
+        node = _node(result, own, name.group(1) if name else "", loc)
         # No peer: nothing is cabled there, or the cable is dead; the printed speed is stale.
-        result.ports.append(build(FabricPort, node=node.id, port=decimal(own.group(3)),
-                                  loc=location(path, line.number, line.column)))
+        result.ports.append(build(FabricPort, node=node.id, port=decimal(own.group(3)), loc=loc))
     return result
 
 
-def _node(result: FabricFile, end: re.Match, description: str, path: str, line: Line) -> FabricNode:
+def _node(result: FabricFile, end: re.Match, description: str, loc) -> FabricNode:
     node_id = _guid(end.group(4))
     known = result.nodes.get(node_id)
     if known is not None:
         return known
     node = build(FabricNode, id=node_id, kind=KINDS[end.group(1)], description=description, guid=node_id,
-                 lid=decimal(end.group(2)), loc=location(path, line.number, line.column))
+                 lid=decimal(end.group(2)), loc=loc)
     result.nodes[node_id] = node
     return node

@@ -16,10 +16,11 @@ from topolint.model.numbers import decimal
 import re
 
 from topolint.inputs.source import InputError, SourceFile
-from topolint.model.facts import build, location
+from topolint.model.facts import build
 from topolint.model.hostlist import Budget
-from topolint.model.scheduler import HostEntry, HostOrder
+from topolint.model.scheduler import HostEntries, HostOrder
 from topolint.parsers._hostlists import hosts_at
+from topolint.parsers._lines import lines_of
 
 HOST = r"[A-Za-z0-9_][A-Za-z0-9._-]{0,252}"
 _OPTION = re.compile(r"(slots|max[_-]slots|max-slots|cpu|port|ifhn|user)=(\S+)$", re.I)
@@ -40,30 +41,28 @@ def hostfile_line(text: str) -> bool:
 def parse_hostfile(source: SourceFile) -> HostOrder:
     path = source.path
     budget = Budget()
-    hosts: list[HostEntry] = []
+    hosts = HostEntries([], path=path)
     listed = False
-    for number, raw in enumerate(source.text.splitlines(), start=1):
+    for number, raw in enumerate(lines_of(source.text), start=1):
         body = raw.split("#", 1)[0]
         text = body.strip()
         if not text:
             continue
         column = len(body) - len(body.lstrip()) + 1
-        loc = location(path, number, column)
         words = text.split()
         colon = _COLON.match(text)
         if len(words) > 1:
-            hosts.append(build(HostEntry, name=_host(path, number, column, words[0]),
-                               slots=_slots(path, number, body, words[1:]), loc=loc))
+            hosts.add(_host(path, number, column, words[0]), _slots(path, number, body, words[1:]), number, column)
         elif colon:
-            hosts.append(build(HostEntry, name=colon.group(1), slots=decimal(colon.group(2)), loc=loc))
+            hosts.add(colon.group(1), decimal(colon.group(2)), number, column)
         elif _HOST.match(text):
-            hosts.append(build(HostEntry, name=text, loc=loc))
+            hosts.add(text, None, number, column)
         elif _EXPRESSION.match(text):
             listed = True
             for name in hosts_at(text, path, number, column, budget, WHAT):
                 if not _HOST.match(name):
                     raise InputError(path, number, f"malformed {WHAT}: {name[:60]!r} is not a host name", column)
-                hosts.append(build(HostEntry, name=name, loc=loc))
+                hosts.add(name, None, number, column)
         else:
             raise InputError(path, number, f"malformed {WHAT}: expected 'host [slots=N]', 'host:N' or a hostlist; "
                                            f"found {text[:60]!r}", column)

@@ -15,8 +15,9 @@ import re
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import build, location
 from topolint.model.hostlist import Budget
-from topolint.model.scheduler import HostEntry, HostOrder
-from topolint.parsers._hostlists import hosts_at
+from topolint.model.scheduler import HostEntries, HostOrder
+from topolint.parsers._hostlists import hosts_kept
+from topolint.parsers._lines import lines_of
 
 ASSIGNMENT = re.compile(r"[ \t]*(?:export[ \t]+|declare[ \t]+-x[ \t]+)?([A-Za-z_][A-Za-z0-9_]{0,100})=(.*)$")
 _LISTS = ("SLURM_JOB_NODELIST", "SLURM_NODELIST")
@@ -44,7 +45,7 @@ def _unquoted(value: str) -> tuple[str, int]:
 def parse_slurm_env(source: SourceFile) -> HostOrder:
     path = source.path
     settings: dict[str, tuple[str, int, int]] = {}
-    for number, raw in enumerate(source.text.splitlines(), start=1):
+    for number, raw in enumerate(lines_of(source.text), start=1):
         match = ASSIGNMENT.match(raw)
         if match is None or not (match.group(1).startswith("SLURM_") or match.group(1).endswith("NODELIST")):
             continue
@@ -55,12 +56,12 @@ def parse_slurm_env(source: SourceFile) -> HostOrder:
     if name is None:
         raise InputError(path, 1, f"malformed {WHAT}: no SLURM_JOB_NODELIST (or *NODELIST) assignment")
     value, number, column = settings[name]
-    names = hosts_at(value, path, number, column, Budget(), WHAT)
-    if not names:
+    names, count = hosts_kept(value, path, number, column, Budget(), WHAT)
+    if not count:
         raise InputError(path, number, f"malformed {WHAT}: {name} names no host", column)
-    slots = _tasks(path, settings.get("SLURM_TASKS_PER_NODE"), len(names))
+    slots = _tasks(path, settings.get("SLURM_TASKS_PER_NODE"), count)
     loc = location(path, number, column)
-    hosts = [build(HostEntry, name=host, slots=slots[i] if slots else None, loc=loc) for i, host in enumerate(names)]
+    hosts = HostEntries(names, slots or None, loc, count=count)
     return build(HostOrder, path=path, kind=name, hosts=hosts,
                  settings={key: found[0] for key, found in settings.items()},
                  setting_locs={key: location(path, found[1], found[2]) for key, found in settings.items()})

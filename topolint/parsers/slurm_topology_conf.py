@@ -11,13 +11,16 @@ show topology`` adds ``Level=``, ``BlockIndex=`` and ``BlockSize=``: read and ig
 
 from __future__ import annotations
 
+import sys
+
 from topolint.model.numbers import decimal
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import build, location
-from topolint.model.hostlist import Budget
+from topolint.model.hostlist import EMPTY, Budget
 from topolint.model.scheduler import TOPOLOGY_CONF, BlockLine, SwitchLine, Topology, TopologyFile
-from topolint.parsers._hostlists import hosts_at
+from topolint.parsers._hostlists import hosts_kept
+from topolint.parsers._lines import lines_of
 
 _FIRST = {"switchname": "switch", "blockname": "block", "blocksizes": "sizes"}
 _KEYS = {
@@ -31,7 +34,7 @@ WHAT = "topology.conf"
 def _logical_lines(text: str):
     """(line number, text without its comment) of each non-blank line, continuations joined."""
     pending, start = "", 0
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(lines_of(text), start=1):
         body = raw.split("#", 1)[0]
         if not pending:
             start = number
@@ -88,18 +91,24 @@ def parse_topology_conf(source: SourceFile) -> TopologyFile:
             continue
         if not name:
             raise InputError(path, number, f"malformed {WHAT}: {pairs[0][0]} without a name", column)
-        nodes = hosts_at(seen["nodes"][0], path, number, seen["nodes"][1], budget, WHAT) if "nodes" in seen else []
+        nodes = hosts_kept(seen["nodes"][0], path, number, seen["nodes"][1], budget, WHAT)[0] \
+            if "nodes" in seen else EMPTY
         if kind == "switch":
-            children = hosts_at(seen["switches"][0], path, number, seen["switches"][1], budget, WHAT) \
-                if "switches" in seen else []
+            children = hosts_kept(seen["switches"][0], path, number, seen["switches"][1], budget, WHAT)[0] \
+                if "switches" in seen else EMPTY
             switches.append(build(SwitchLine, name=name, nodes=nodes, switches=children,
-                                  link_speed=seen.get("linkspeed", (None,))[0], loc=loc))
+                                  link_speed=_speed(seen), loc=loc))
         else:
             if "nodes" not in seen:
                 raise InputError(path, number, f"malformed {WHAT}: block {name} has no Nodes=", column)
             blocks.append(build(BlockLine, name=name, nodes=nodes, loc=loc))
     return build(TopologyFile, path=path, format=TOPOLOGY_CONF,
                  topologies=_topologies(path, first_line or 1, switches, blocks, sizes, sizes_loc))
+
+
+def _speed(seen: dict) -> str | None:
+    found = seen.get("linkspeed")
+    return None if found is None else sys.intern(found[0])  # a few speeds, one a switch line
 
 
 def _sizes(path: str, number: int, text: str, column: int) -> list[int]:
