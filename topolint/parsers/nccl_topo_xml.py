@@ -49,10 +49,16 @@ class _Walker:
         self.positions = _element_locations(source.path, source.text, root, elements)
         # One pass over the elements gives every element's children (document order) and its
         # attributes, read from lxml once: the stats and the facts both use them.
-        self._children: dict[etree._Element, list] = {element: [] for element in elements}
+        # Only elements with children get a list (most have none: a list each cost 56 bytes).
+        self._children: dict[etree._Element, list] = {}
         for element in elements[1:]:
-            self._children[element.getparent()].append(element)
-        self._attrs = {element: dict(element.items()) for element in elements}
+            parent = element.getparent()
+            kids = self._children.get(parent)
+            if kids is None:
+                self._children[parent] = [element]
+            else:
+                kids.append(element)
+        self._attrs = _attribute_maps(elements)
         self.element_count = len(elements)
         self.stats: list[XmlElementStat] = []
         self.cpus: list[Cpu] = []
@@ -69,7 +75,7 @@ class _Walker:
         return self._attrs[element]
 
     def children(self, element: etree._Element, tag: str | None = None) -> list[etree._Element]:
-        kids = self._children[element]
+        kids = self._children.get(element, ())
         return kids if tag is None else [c for c in kids if c.tag == tag]
 
     def walk(self) -> None:
@@ -77,7 +83,7 @@ class _Walker:
             self.stats.append(
                 build(XmlElementStat,
                     tag=element.tag,
-                    child_count=len(self._children[element]),
+                    child_count=len(self._children.get(element, ())),
                     empty_attrs=_blank_names(self._attrs[element]),
                     loc=loc,
                 )
@@ -210,10 +216,30 @@ class _Walker:
         )
 
 
+def _attribute_maps(elements: list) -> dict:
+    """Each element's attributes as a dict. Elements with the same attributes share one dict, and
+    names and values are shared strings (issue 20: a real file repeats them on every GPU, link and
+    NIC). Sharing is safe: facts' attribute dicts are read, never changed in place (edits copy)."""
+    strings: dict[str, str] = {}
+    maps: dict[tuple, dict[str, str]] = {}
+    share = strings.setdefault
+    found = {}
+    for element in elements:
+        items = tuple([(share(k, k), share(v, v)) for k, v in element.items()])
+        attrs = maps.get(items)
+        if attrs is None:
+            attrs = maps[items] = dict(items)
+        found[element] = attrs
+    return found
+
+
+_NO_NAMES: list[str] = []  # shared by every element without a blank attribute (read, never changed)
+
+
 def _blank_names(attrs: dict[str, str]) -> list[str]:
     """Names of the attributes whose value is blank (most elements have none: checked in C)."""
     if all(map(str.strip, attrs.values())):
-        return []
+        return _NO_NAMES
     return [k for k, v in attrs.items() if not v.strip()]
 
 
