@@ -73,7 +73,9 @@ def _facts(result) -> int:
             stack.extend(item)  # a lazy sequence (model/scheduler.py HostEntries) walked as the facts it makes
         elif isinstance(item, Fact):
             count += 1
-            stack.extend(vars(item).values())
+            slots = getattr(type(item), "__slots__", ())  # Location keeps its values in slots
+            stack.extend(vars(item).values() if hasattr(item, "__dict__") else
+                         [getattr(item, name) for name in slots if hasattr(item, name)])
     return count
 
 

@@ -33,12 +33,11 @@ FULL_SIZE = 31 * 1024 * 1024
 # Grower -> the factor it may reach today (measured at 64 KiB, tracemalloc, plus a tenth), and why
 # it is over. These are the formats issue 20 leaves open: docs/hardening.md, section Memory.
 OVER = {
-    "topology": 19.3,  # NCCL XML: lxml's tree and every device a fact with its attributes
-    "siblings": 38.8,  # NCCL XML: an element and a fact with its position per 32-byte sibling
+    "topology": 13.0,  # NCCL XML: every device a fact with its attributes
+    "siblings": 17.2,  # NCCL XML: a fact, a stat and a position per 34-byte sibling
     "nvlink": 11.6,  # nvidia-smi nvlink -s: a fact and its Location per 22-byte link line
     "lspci_tree": 12.3,  # a device fact of 20 fields and its Location per 60-byte tree line
     "numactl": 12.3,  # refused past 1,024 nodes: what it held until then
-    "hwloc_nvlink_matrices": 12.7,
     "ibdev2netdev_lines": 11.6,  # a fact, its Location and two names per 35-byte line
     "ethtool_blocks": 10.7,  # a link, its name and three Locations per 75-byte block
     "shell_blocks": 17.5,  # shell: a setting and its two Locations per ~40 bytes, and the scope ids
@@ -48,7 +47,6 @@ OVER = {
     "deepspeed_env_lines": 19.0,
     "pod": 17.0,  # Kubernetes YAML: the lean node tree, then a setting with two Locations per env item
     "launcher": 13.4,  # Python launchers: a setting per 34-byte line (the ast is a KiB's at a time)
-    "inventory": 20.2,  # node inventory JSON: the decoded document and the inventory model
     "module_versions": 10.8,  # a fact, its Location, name and version per 37-byte line
     "workflow": 17.3,  # GitHub Actions: the lean YAML tree, then the settings of every step
     # Formats issue 27 and 28 added while this was measured (their parsers' owners to bring down):

@@ -324,7 +324,7 @@ def interned(text: str) -> str:
 def _attach(value, path: tuple, positions: dict[tuple, int], file: str) -> None:
     """Give every Sourced below ``value`` its line in the inventory file."""
     if isinstance(value, Sourced):
-        line = positions.get(path)
+        line = positions.pop(path, None)  # each path is attached once: its key is freed as it is
         if line is not None:
             object.__setattr__(value, "at", (file, line))
         value.__dict__["path"] = interned(value.path)  # a node's values name a dozen files
@@ -339,6 +339,15 @@ def _attach(value, path: tuple, positions: dict[tuple, int], file: str) -> None:
             _attach(item, path + (key,), positions, file)
 
 
+def _shared_path(obj: dict) -> dict:
+    """A decoded object with its ``path`` one shared string: every value repeats one of a node's
+    dozen input paths, each a string of its own as json decodes it."""
+    path = obj.get("path")
+    if type(path) is str:
+        obj["path"] = interned(path)
+    return obj
+
+
 def _value_lines(text: str) -> list[int]:
     """The line of each ``"value"`` key, in order (newlines counted once, between matches)."""
     lines, line, previous = [], 1, 0
@@ -350,11 +359,36 @@ def _value_lines(text: str) -> list[int]:
     return lines
 
 
+def _valid_in_parts(data: dict) -> bool:
+    """Whether the document validates, checked a GPU and a port at a time: pydantic builds its own
+    copy of what it validates, and the whole inventory's copy was the largest thing a read held
+    (issue 20). False when any part fails (or a list is over its bound): the whole document is then
+    validated, for pydantic's first error as it words and orders it."""
+    from pydantic import ValidationError
+
+    lists = {}
+    for name, cls in (("gpus", GpuInventory), ("nics", NicPortInventory)):
+        items = data.get(name)
+        if isinstance(items, list):
+            if len(items) > Inventory.model_fields[name].spec.kwargs["max_length"]:
+                return False
+            lists[name] = (items, cls.pydantic_model())
+    try:
+        Inventory.pydantic_model().model_validate({**data, **{name: [] for name in lists}}, strict=True)
+        for items, model in lists.values():
+            for item in items:
+                model.model_validate(item, strict=True)
+    except ValidationError:
+        return False
+    return True
+
+
 def read_inventory(text: str, file: str) -> Inventory:
     """The inventory in ``text`` (the file ``file``), each value with its line; InventoryError
     names the line of what does not fit the schema."""
     try:  # numbers as the rest of topolint reads them (model/numbers.py): an absurd one is None
-        data = json.loads(text, parse_int=decimal, parse_float=decimal_fraction, parse_constant=lambda _: None)
+        data = json.loads(text, parse_int=decimal, parse_float=decimal_fraction, parse_constant=lambda _: None,
+                          object_hook=_shared_path)
     except json.JSONDecodeError as exc:
         raise InventoryError(exc.lineno, f"malformed inventory: {exc.msg}", exc.colno) from None
     except RecursionError:
@@ -366,15 +400,26 @@ def read_inventory(text: str, file: str) -> Inventory:
     _sourced_paths(data, (), paths)
     lines = _value_lines(text) if paths else []
     positions = dict(zip(paths, lines)) if len(lines) == len(paths) else {}
+    del paths, lines  # positions holds what they did
     from pydantic import ValidationError
 
     try:  # strict: the data is exactly of the schema's types, so it is built as it is (fast) below
-        Inventory.pydantic_model().model_validate(data, strict=True)
+        if not _valid_in_parts(data):
+            Inventory.pydantic_model().model_validate(data, strict=True)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"]) or "(file)"
         raise InventoryError(_line_of(error["loc"], positions), f"malformed inventory: {where}: {error['msg']}") from None
+    # The GPUs and ports are built one at a time, each item of the decoded document dropped once
+    # built: the document and the model are not both held whole (issue 20).
+    parts = {name: data.pop(name) for name in ("gpus", "nics") if isinstance(data.get(name), list)}
     inventory = inventory_from_plain(data)
+    for name, items in parts.items():
+        cls, built = _FIELD_KINDS[Inventory][name][1], []
+        for index, item in enumerate(items):
+            built.append(_restore(cls, item))
+            items[index] = None
+        object.__setattr__(inventory, name, built)
     _attach(inventory, (), positions, file)
     return inventory
 

@@ -74,15 +74,20 @@ _new_object = object.__new__
 
 
 class Fact(BaseModel):
+    __slots__ = ()
     model_config = ConfigDict(frozen=False, extra="forbid", defer_build=True)
 
 
 class Location(Fact):
     """A position in an input file: 1-based line and column (0 = unknown column)."""
 
+    # Slots, not a dict: one Location per element or line a rule may point at (issue 20). A slot
+    # cannot also be a class attribute, so the Field()s are declared in _field_specs.
+    __slots__ = ("path", "line", "column")
+    _field_specs = {"line": Field(ge=1), "column": Field(default=0, ge=0)}
     path: str
-    line: int = Field(ge=1)
-    column: int = Field(default=0, ge=0)
+    line: int
+    column: int
 
 
 class Cpu(Fact):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 import sys
+import types
 import typing
 from typing import Any
 
@@ -67,7 +68,25 @@ class _ClassProperty:
         return self.getter(owner)
 
 
+def _state(obj) -> dict[str, Any]:
+    """The values an instance holds: its ``__dict__``, or its slots' for a class with ``__slots__``
+    (model/facts.py Location: the commonest fact, a third of the size without a dict)."""
+    try:
+        return obj.__dict__
+    except AttributeError:
+        return {name: getattr(obj, name) for name in type(obj).__slots__ if hasattr(obj, name)}
+
+
+def _fill(obj, values: dict[str, Any]) -> None:
+    if hasattr(obj, "__dict__"):
+        object.__setattr__(obj, "__dict__", values)
+    else:
+        for name, value in values.items():
+            object.__setattr__(obj, name, value)
+
+
 class Model:
+    __slots__ = ()  # subclasses have a __dict__ unless they declare __slots__ (then _field_specs)
     model_config: dict = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -88,7 +107,9 @@ class Model:
                     if name.startswith("_") or name == "model_config" or name not in hints \
                             or typing.get_origin(hints[name]) is typing.ClassVar:
                         continue
-                    raw = klass.__dict__.get(name, _MISSING)
+                    raw = klass.__dict__.get("_field_specs", {}).get(name, klass.__dict__.get(name, _MISSING))
+                    if isinstance(raw, types.MemberDescriptorType):  # a slot without a default
+                        raw = _MISSING
                     spec = raw if isinstance(raw, FieldSpec) else FieldSpec(raw)
                     fields[name] = FieldInfo(name, hints[name], spec)
             cls._fields = fields
@@ -104,7 +125,7 @@ class Model:
         data = {name: info.get_default(call_default_factory=True)
                 for name, info in cls._declared().items() if name not in values and not info.is_required()}
         data.update(values)
-        object.__setattr__(obj, "__dict__", data)
+        _fill(obj, data)
         return obj
 
     @classmethod
@@ -150,7 +171,7 @@ class Model:
 
     def __init__(self, **values: Any):
         validated = type(self).pydantic_model()(**{k: _as_pydantic(v) for k, v in values.items()})
-        object.__setattr__(self, "__dict__", _from_pydantic(validated).__dict__)
+        _fill(self, _state(_from_pydantic(validated)))
 
     @classmethod
     def model_validate(cls, obj: Any):
@@ -167,33 +188,35 @@ class Model:
     def model_dump(self, **kwargs: Any) -> dict:
         if kwargs:
             return self._as_pydantic().model_dump(**kwargs)
-        return {name: _dump(getattr(self, name)) for name in type(self)._declared() if name in self.__dict__}
+        state = _state(self)
+        return {name: _dump(state[name]) for name in type(self)._declared() if name in state}
 
     def model_dump_json(self, **kwargs: Any) -> str:
         return self._as_pydantic().model_dump_json(**kwargs)
 
     def _as_pydantic(self):
-        return type(self).pydantic_model().model_construct(**{k: _as_pydantic(v) for k, v in self.__dict__.items()
+        return type(self).pydantic_model().model_construct(**{k: _as_pydantic(v) for k, v in _state(self).items()
                                                               if k in type(self)._declared()})
 
     def model_copy(self, update: dict | None = None, deep: bool = False):
         obj = type(self).__new__(type(self))
-        data = copy.deepcopy(self.__dict__) if deep else dict(self.__dict__)
+        data = copy.deepcopy(_state(self)) if deep else dict(_state(self))
         data.update(update or {})
-        object.__setattr__(obj, "__dict__", data)
+        _fill(obj, data)
         return obj
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
         names = type(self)._declared()
-        return {k: v for k, v in self.__dict__.items() if k in names} == \
-            {k: v for k, v in other.__dict__.items() if k in names}
+        return {k: v for k, v in _state(self).items() if k in names} == \
+            {k: v for k, v in _state(other).items() if k in names}
 
     __hash__ = None  # like a pydantic model that is not frozen
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={self.__dict__[name]!r}" for name in type(self)._declared() if name in self.__dict__)
+        state = _state(self)
+        shown = ", ".join(f"{name}={state[name]!r}" for name in type(self)._declared() if name in state)
         return f"{type(self).__name__}({shown})"
 
 
@@ -240,7 +263,7 @@ def _declared_instance(value: Any) -> Any:
     if declared is None:
         return _MISSING
     obj = declared.__new__(declared)
-    object.__setattr__(obj, "__dict__", {k: _from_pydantic(v) for k, v in value.__dict__.items()})
+    _fill(obj, {k: _from_pydantic(v) for k, v in value.__dict__.items()})
     return obj
 
 

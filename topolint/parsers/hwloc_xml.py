@@ -90,16 +90,23 @@ def _gpu_model(element) -> str | None:
     return next((info.get("value") for info in element.iterchildren("info") if info.get("name") == "GPUModel"), None)
 
 
-def _object(source: SourceFile, element, kind: str, listed: dict[str, list[int]], bitmask: bool = True) -> HwlocObject:
+def _object(source: SourceFile, element, kind: str, listed: dict[str, list[int]], bitmask: bool = True,
+            strings: dict | None = None) -> HwlocObject:
+    # Repeated values (types, subtypes, PCI types, cpusets) are one string each per parse
+    # (``strings``): lxml makes a new one each read (issue 20).
+    share = (strings if strings is not None else {}).setdefault
     nodes, cpuset = _locality(element, listed) if kind in _IO_TYPES else ([], element.get("cpuset"))
     busid = pci_address(element.get("pci_busid")) if element.get("pci_busid") else None
     speed = element.get("pci_link_speed")
-    return build(HwlocObject, kind=kind, index=decimal(element.get("os_index")), name=element.get("name"),
-                 subtype=element.get("subtype"), bus_id=busid if kind != "OSDev" else _pci_parent(element),
+    subtype, pci_type = element.get("subtype"), element.get("pci_type")
+    return build(HwlocObject, kind=share(kind, kind), index=decimal(element.get("os_index")), name=element.get("name"),
+                 subtype=subtype and share(subtype, subtype),
+                 bus_id=busid if kind != "OSDev" else _pci_parent(element),
                  parent_bus_id=_pci_parent(element) if kind in ("Bridge", "PCIDev") else None,
                  osdev_class=_osdev_class(element.get("osdev_type"), bitmask) if kind == "OSDev" else None,
-                 pci_type=element.get("pci_type"), link_speed_gbs=decimal_fraction(speed) if speed else None,
-                 numa_nodes=nodes, cpuset=cpuset, gp_index=decimal(element.get("gp_index")),
+                 pci_type=pci_type and share(pci_type, pci_type),
+                 link_speed_gbs=decimal_fraction(speed) if speed else None,
+                 numa_nodes=nodes, cpuset=cpuset and share(cpuset, cpuset), gp_index=decimal(element.get("gp_index")),
                  gpu_model=_gpu_model(element) if kind == "OSDev" else None, loc=_loc(source, element))
 
 
@@ -108,23 +115,25 @@ def parse_hwloc(source: SourceFile) -> HwlocTopology:
     if root.tag != "topology":
         raise InputError(source.path, max(root.sourceline or 1, 1), f"malformed hwloc XML: root <{root.tag}>, "
                                                                     "expected <topology>")
-    numa, pci, os_devices, listed, by_gp = [], [], [], {}, {}
+    numa, pci, os_devices, listed, by_gp, strings = [], [], [], {}, {}, {}
     bitmask = not (root.get("version") or "").startswith(("1.", "2."))
     for element in root.iter("object"):
         kind = element.get("type")
         obj = None
         if kind == "NUMANode":
-            numa.append(obj := _object(source, element, kind, listed))
+            numa.append(obj := _object(source, element, kind, listed, strings=strings))
         elif kind in ("Bridge", "PCIDev") and element.get("pci_busid"):
-            pci.append(obj := _object(source, element, kind, listed))
+            pci.append(obj := _object(source, element, kind, listed, strings=strings))
         elif kind == "OSDev":
-            os_devices.append(obj := _object(source, element, kind, listed, bitmask))
+            os_devices.append(obj := _object(source, element, kind, listed, bitmask, strings))
         if element.get("gp_index") is not None:
-            by_gp.setdefault(element.get("gp_index"), (element, obj))
-    matrices, kept = [], 0
+            # The fact made of the element (its kind is the element's type), else the element: lxml's
+            # proxy of every device is not held to the end (issue 20)
+            by_gp.setdefault(element.get("gp_index"), element if obj is None else obj)
+    matrices, kept, numbers = [], 0, {}  # numbers: one int per bandwidth word, as strings share
     for element in root:
         if element.tag in _DISTANCES and element.get("name") == NVLINK_MATRIX:
-            matrix = _nvlink_matrix(source, element, by_gp, listed, MAX_NVLINK_VALUES - kept)
+            matrix = _nvlink_matrix(source, element, by_gp, listed, MAX_NVLINK_VALUES - kept, numbers)
             if matrix is not None:
                 matrices.append(matrix)
                 kept += len(matrix.values)
@@ -187,18 +196,22 @@ def _peer(source: SourceFile, matrix, word: str, line: int, column: int, hetero:
     """The object an index names: ``Type:gp_index`` in a heterogeneous matrix, a gp_index of the
     matrix's ``type`` otherwise (hwloc_get_obj_by_type_and_gp_index)."""
     kind, _, gp = word.rpartition(":") if hetero else (matrix.get("type") or "", "", word)
-    element, obj = by_gp.get(gp, (None, None))
-    if element is None or decimal(gp) is None or (element.get("type") or "").lower() != kind.lower():
+    found = by_gp.get(gp)
+    made = isinstance(found, HwlocObject)
+    if found is None or decimal(gp) is None or \
+            ((found.kind if made else found.get("type")) or "").lower() != kind.lower():
         raise _bad(source, matrix, line, column, f"names {word!r}, which is no object of this file")
-    if obj is not None:
-        return obj
+    if made:
+        return found
+    element = found
     obj = _object(source, element, element.get("type"), listed)
     if element.get("nodeset"):  # the CPU side of an IBM NPU link (a Package on POWER8)
         obj.numa_nodes = _node_ids(element.get("nodeset"), listed)
     return obj
 
 
-def _nvlink_matrix(source: SourceFile, matrix, by_gp: dict, listed: dict, room: int) -> HwlocNvlinkMatrix | None:
+def _nvlink_matrix(source: SourceFile, matrix, by_gp: dict, listed: dict, room: int,
+                   numbers: dict | None = None) -> HwlocNvlinkMatrix | None:
     size = decimal(matrix.get("nbobjs"))
     if size is None or size <= 0:
         raise _bad(source, matrix, 0, 0, f"nbobjs={matrix.get('nbobjs')!r}: expected a count of objects")
@@ -215,7 +228,8 @@ def _nvlink_matrix(source: SourceFile, matrix, by_gp: dict, listed: dict, room: 
             peer = partial(_peer, hetero=hetero, by_gp=by_gp, listed=listed)
             _read_indexes(source, matrix, child, found.objects, size, peer)
         elif child.tag == "u64values":
-            position = _read_values(source, matrix, child, found, size, position, room)
+            position = _read_values(source, matrix, child, found, size, position, room,
+                                    {} if numbers is None else numbers)
     if len(found.objects) != size or position != size * size:
         raise _bad(source, matrix, 0, 0, f"has {len(found.objects)} indexes and {position} values; nbobjs={size} "
                                          f"needs {size} and {size * size}")
@@ -230,10 +244,15 @@ def _read_indexes(source: SourceFile, matrix, child, objects: list, size: int, p
 
 
 def _read_values(source: SourceFile, matrix, child, found: HwlocNvlinkMatrix, size: int, position: int,
-                 room: int) -> int:
-    """Reads one ``<u64values>`` element on from cell ``position``; returns the next cell."""
+                 room: int, numbers: dict) -> int:
+    """Reads one ``<u64values>`` element on from cell ``position``; returns the next cell.
+    ``numbers``: each word's value, one int per word of the parse (a link rate repeats)."""
     for word, line, column in _tokens(source, child):
-        value = hwloc_u64(word)
+        value = numbers.get(word)
+        if value is None:
+            value = hwloc_u64(word)
+            if value is not None:
+                numbers[word] = value
         if value is None:
             raise _bad(source, matrix, line, column, f"value {word!r} is not a number")
         if position == size * size:

@@ -44,15 +44,27 @@ def _flag(value: str | None) -> bool | None:
 class _Walker:
     def __init__(self, source: SourceFile, root: etree._Element):
         self.source = source
-        self.root = root
+        # Elements are walked by their index in document order (the root is 0). One pass over
+        # lxml's elements reads each one's tag, position, attributes and children, then lxml's
+        # proxies go: the facts are built from these lists alone (issue 20: a proxy and a dict
+        # entry each per element were a third of a parse's peak).
+        self.root = 0
         elements = list(root.iter(etree.Element))  # elements only: no comments, PIs, entities
-        self.positions = _element_locations(source.path, source.text, root, elements)
-        # One pass over the elements gives every element's children (document order) and its
-        # attributes, read from lxml once: the stats and the facts both use them.
-        self._children: dict[etree._Element, list] = {element: [] for element in elements}
-        for element in elements[1:]:
-            self._children[element.getparent()].append(element)
-        self._attrs = {element: dict(element.items()) for element in elements}
+        names: dict[str, str] = {}
+        self.tags = [names.setdefault(e.tag, e.tag) for e in elements]
+        self.positions = _element_locations(source.path, source.text, root, self.tags, elements)
+        index = {element: i for i, element in enumerate(elements)}
+        # Only elements with children get a list (most have none: a list each cost 56 bytes).
+        self._children: dict[int, list[int]] = {}
+        for i in range(1, len(elements)):
+            parent = index[elements[i].getparent()]
+            kids = self._children.get(parent)
+            if kids is None:
+                self._children[parent] = [i]
+            else:
+                kids.append(i)
+        del index
+        self._attrs = _attribute_maps(elements)
         self.element_count = len(elements)
         self.stats: list[XmlElementStat] = []
         self.cpus: list[Cpu] = []
@@ -60,24 +72,24 @@ class _Walker:
         self.gpus: list[Gpu] = []
         self.nics: list[Nic] = []
 
-    def loc(self, element: etree._Element) -> Location:
+    def loc(self, element: int) -> Location:
         return self.positions[element]
 
-    def attrs(self, element: etree._Element) -> dict[str, str]:
+    def attrs(self, element: int) -> dict[str, str]:
         """The element's attributes (each fact that keeps them gets this one dict: one fact per
         element)."""
         return self._attrs[element]
 
-    def children(self, element: etree._Element, tag: str | None = None) -> list[etree._Element]:
-        kids = self._children[element]
-        return kids if tag is None else [c for c in kids if c.tag == tag]
+    def children(self, element: int, tag: str | None = None) -> list[int]:
+        kids = self._children.get(element, ())
+        return kids if tag is None else [c for c in kids if self.tags[c] == tag]
 
     def walk(self) -> None:
-        for element, loc in self.positions.items():
+        for element, loc in enumerate(self.positions):
             self.stats.append(
                 build(XmlElementStat,
-                    tag=element.tag,
-                    child_count=len(self._children[element]),
+                    tag=self.tags[element],
+                    child_count=len(self._children.get(element, ())),
                     empty_attrs=_blank_names(self._attrs[element]),
                     loc=loc,
                 )
@@ -100,14 +112,14 @@ class _Walker:
                 )
             )
             for child in self.children(cpu_el):
-                if child.tag == "pci":
+                if self.tags[child] == "pci":
                     self.walk_pci(child, cpu_index, None)
-                elif child.tag == "nic":
+                elif self.tags[child] == "nic":
                     self.add_nic(child, cpu_index, None)
 
-    def walk_pci(self, element: etree._Element, cpu_index: int, parent: str | None) -> None:
+    def walk_pci(self, element: int, cpu_index: int, parent: str | None) -> None:
         a = self.attrs(element)
-        bus_id = (a.get("busid") or "").lower()
+        bus_id = _lower(a.get("busid") or "")
         gpu_children = self.children(element, "gpu")
         nic_children = self.children(element, "nic")
         pci_children = self.children(element, "pci")
@@ -156,14 +168,14 @@ class _Walker:
         for child in pci_children:
             self.walk_pci(child, cpu_index, bus_id)
 
-    def add_gpu(self, element: etree._Element, bus_id: str, cpu_index: int) -> None:
+    def add_gpu(self, element: int, bus_id: str, cpu_index: int) -> None:
         a = self.attrs(element)
         nvlinks = []
         for n in self.children(element, "nvlink"):
             link = self.attrs(n)
             nvlinks.append(
                 build(NvLink,
-                    target=(link.get("target") or "").lower() or None,
+                    target=_lower(link.get("target") or "") or None,
                     count=_int(link.get("count")),
                     tclass=link.get("tclass"),
                     attrs=link,
@@ -189,7 +201,7 @@ class _Walker:
             )
         )
 
-    def add_nic(self, element: etree._Element, cpu_index: int, bus_id: str | None) -> None:
+    def add_nic(self, element: int, cpu_index: int, bus_id: str | None) -> None:
         nets = []
         for net_el in self.children(element, "net"):
             a = self.attrs(net_el)
@@ -210,26 +222,53 @@ class _Walker:
         )
 
 
+def _lower(text: str) -> str:
+    """``text.lower()``, the attribute's own string when it is lowercase already (as NCCL writes
+    bus ids): the fact then shares it with the attribute dict."""
+    low = text.lower()
+    return text if low == text else low
+
+
+def _attribute_maps(elements: list) -> list[dict[str, str]]:
+    """Each element's attributes as a dict. Elements with the same attributes share one dict, and
+    names and values are shared strings (issue 20: a real file repeats them on every GPU, link and
+    NIC). Sharing is safe: facts' attribute dicts are read, never changed in place (edits copy)."""
+    strings: dict[str, str] = {}
+    maps: dict[tuple, dict[str, str]] = {}
+    share = strings.setdefault
+    found = []
+    for element in elements:
+        items = tuple([(share(k, k), share(v, v)) for k, v in element.items()])
+        attrs = maps.get(items)
+        if attrs is None:
+            attrs = maps[items] = dict(items)
+        found.append(attrs)
+    return found
+
+
+_NO_NAMES: list[str] = []  # shared by every element without a blank attribute (read, never changed)
+
+
 def _blank_names(attrs: dict[str, str]) -> list[str]:
     """Names of the attributes whose value is blank (most elements have none: checked in C)."""
     if all(map(str.strip, attrs.values())):
-        return []
+        return _NO_NAMES
     return [k for k, v in attrs.items() if not v.strip()]
 
 
-def _element_locations(path: str, text: str, root: etree._Element, elements: list) -> dict:
+def _element_locations(path: str, text: str, root: etree._Element, names: list[str], elements: list) -> list:
     """Each element's Location: its start tag's line and column from the text where the tags
     line up with lxml's elements, else lxml's line with no column."""
     tags = start_tags(text)
     # Tags before the root (none in practice) would shift the zip; align on the root tag.
     offset = next((i for i, t in enumerate(tags) if t[0] == root.tag), 0)
     tags = tags[offset:]
-    positions = {}
+    positions = []
     for i, element in enumerate(elements):
-        if i < len(tags) and tags[i][0] == element.tag:
-            positions[element] = location(path, tags[i][1], tags[i][2])
+        if i < len(tags) and tags[i][0] == names[i]:
+            positions.append(location(path, tags[i][1], tags[i][2]))
         else:
-            positions[element] = location(path, element.sourceline or 1, 0)
+            positions.append(location(path, element.sourceline or 1, 0))
     return positions
 
 
@@ -253,9 +292,11 @@ def parse_topology(source: SourceFile) -> TopologyFile:
     """Parse an NCCL topology XML; raises InputError (TL001) when it is not well-formed."""
     root = parse_xml(source.path, source.text)
     walker = _Walker(source, root)
+    version = root.get("version")
+    del root  # the tree is read: libxml2 frees it before the facts are built
     walker.walk()
     decl_line, doctype_line = declaration_and_doctype(source.text)
-    system_loc = walker.loc(root)
+    system_loc = walker.loc(walker.root)
 
     def at(line: int) -> Location:
         return build(Location, path=source.path, line=line, column=0)
@@ -263,7 +304,7 @@ def parse_topology(source: SourceFile) -> TopologyFile:
     return build(TopologyFile,
         path=source.path,
         kind=_classify(walker),
-        version=root.get("version"),
+        version=version,
         system_loc=system_loc,
         xml_declaration=at(decl_line) if decl_line else None,
         doctype=at(doctype_line) if doctype_line else None,

@@ -121,7 +121,7 @@ def _check_element_count(path: str, text: str) -> None:
 def start_tags(text: str) -> list[tuple[str, int, int]]:
     """(tag, line, column) of each element's ``<``, in document order (lxml only knows the line
     of its ``>``). One pass: offsets only grow, so the line is counted on from the last tag."""
-    tags = []
+    tags, names = [], {}  # one string per tag name, not one per element
     line, line_start, scanned = 1, 0, 0
     count, rfind = text.count, text.rfind
     for match in _TOKEN.finditer(text):
@@ -133,7 +133,7 @@ def start_tags(text: str) -> list[tuple[str, int, int]]:
                 line += newlines
                 line_start = rfind("\n", scanned, offset) + 1
             scanned = offset
-            tags.append((tag, line, offset - line_start + 1))
+            tags.append((names.setdefault(tag, tag), line, offset - line_start + 1))
     return tags
 
 
