@@ -549,7 +549,7 @@ GROWERS: tuple[Grower, ...] = (
     Grower("nvidia-smi-version", _smi_version, 200, distinct=False),
     Grower("ofed-info", _ofed_info, 200, distinct=False),
     Grower("kernel-version", _kernel_version, 200, distinct=False),
-    Grower("kernel-modules", _proc_modules, 200),
+    Grower("kernel-modules", _proc_modules, 200, distinct=False),  # counted; only the modules read are facts
     Grower("kernel-modules", _lsmod, 200, distinct=False),  # counted; only the modules read are facts
     Grower("module-versions", _module_versions, 200),
     Grower("github-actions", _workflow, 40),
