@@ -264,7 +264,8 @@ def test_the_caps_are_what_check_reads():
     assert collect.STDOUT_CAP == live.OUTPUT_CAP == MAX_INPUT_BYTES
 
 
-GPU_LIST = ESCAPE.replace('print("hello", flush=True)', 'print("GPU 0: H100 (UUID: a)\\nGPU 1: H100 (UUID: b)", flush=True)')
+GPU_LIST = ESCAPE.replace('print("hello", flush=True)',
+                         'print("GPU 0: H100 (UUID: a)\\nGPU 1: H100 (UUID: b)", flush=True)')
 
 
 def test_live_counts_gpus_through_the_bounded_runner(tmp_path, monkeypatch):

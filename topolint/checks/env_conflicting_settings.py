@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from topolint.checks import CheckParameters
 from topolint.checks._config import (
     ScopeIndex,
-    related_scopes,
     related_setting,
     setting_evidence,
     setting_hit,

@@ -13,9 +13,10 @@ write, and how a file is written without losing or misplacing a byte.
   the file's mode, owner (``os.fchown`` where permitted) and extended attributes (POSIX ACLs
   among them, best effort) and then replaces it (``os.replace``): a reader sees the old file or
   the new one, never half of one. A file with several hard links is written in place instead
-  (replacing it would split it from its other names), and so is a file whose owner cannot be kept or whose folder cannot hold a temporary
-  file. A symbolic link is followed: its target is written and the link stays. The edits keep
-  line endings and the byte-order mark (engine/fixes.py).
+  (replacing it would split it from its other names), and so is a file whose owner cannot be
+  kept or whose folder cannot hold a temporary file. A symbolic link is followed: its target is
+  written and the link stays. The edits keep line endings and the byte-order mark
+  (engine/fixes.py).
 - **A file that cannot be written stops nothing.** It is reported (TL006 fix-not-written), the
   other files are still written, and the run exits 2 at the end.
 
