@@ -605,6 +605,13 @@ def _env_repeated(n: int) -> str:
     return 'NCCL_DEBUG="WARN"\n' * n
 
 
+def _env_contradictions(n: int) -> str:
+    """n of each side of ENV007's contradiction pairs, each side together: every P2P_DISABLE met
+    every P2P_LEVEL (scanned past the other P2P_DISABLE lines first), every MIN every MAX."""
+    return ("NCCL_P2P_DISABLE=1\n" * n + "NCCL_P2P_LEVEL=NVL\n" * n
+            + "NCCL_MIN_CTAS=8\n" * n + "NCCL_MAX_CTAS=4\n" * n)
+
+
 def _dockerfile_repeated(n: int) -> str:
     """ENV lines repeating one known and one unknown name (the close-match search per name)."""
     return "FROM base\n" + "ENV NCCL_DEBUG=WARN\nENV NCCL_IB_HCA_LIST=mlx5_0\n" * n
@@ -687,6 +694,7 @@ class RunShape(NamedTuple):
 
 RUN_SHAPES: tuple[RunShape, ...] = (
     RunShape(".env", _env_repeated, 100),
+    RunShape(".env", _env_contradictions, 25),
     RunShape("Dockerfile", _dockerfile_repeated, 50, c_heavy=True),
     RunShape("job.sh", _shell_repeated, 40),
     RunShape("nccl.conf", _conf_repeated, 60, c_heavy=True),

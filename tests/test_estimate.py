@@ -274,3 +274,17 @@ def test_values_from_inputs_are_escaped(tmp_path):
     assert "mlx5_0\\nFAKE\\|x" in run_cli("estimate", hostile, "--nodes", "4", "--format", "markdown").stdout
     body = json.loads(run_cli("estimate", hostile, "--nodes", "4", "--format", "json").stdout)
     assert body["estimates"][0]["algorithms"][1]["bottleneck"]["entity"].endswith("mlx5_0\nFAKE|x\x85:1")
+
+
+def test_estimate_escapes_input_values_with_the_parsers_printable():
+    """One escape of control characters (parsers/nccl_log.py printable), not a copy per command."""
+    from pathlib import Path
+
+    import topolint
+    from topolint.commands.estimate import shown
+    from topolint.parsers.nccl_log import printable
+
+    root = Path(topolint.__file__).parent
+    copies = [str(p.relative_to(root)) for p in root.rglob("*.py") if 'encode("unicode_escape")' in p.read_text()]
+    assert copies == ["parsers/nccl_log.py"]
+    assert shown("gpu\x1b[2J0") == printable("gpu\x1b[2J0") == "gpu\\x1b[2J0" and shown(7) == "7"

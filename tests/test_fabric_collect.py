@@ -62,3 +62,20 @@ def test_a_missing_rdma_tool_in_the_manifest_keeps_net005_from_only_link(tmp_pat
     manifest["commands"] = manifest["commands"][:1]
     (tmp_path / "topolint-bundle.json").write_text(json.dumps(manifest))
     assert "NET005 [error]" in run_cli("check", tmp_path, "--select", "NET005", "--format", "concise").stdout
+
+
+def test_a_per_interface_file_is_capped_as_a_whole_and_marked_truncated(tmp_path, monkeypatch):
+    """Each interface's output is under the cap, all of them are not: the one that would pass
+    it is left out whole, and the manifest says the file was cut."""
+    from topolint.commands import collect as collecting
+
+    monkeypatch.setattr(collecting, "STDOUT_CAP", 100)
+    bundle = tmp_path / "bundle"
+    result = collect(bundle, [row("ibdev2netdev.txt", "printf", IBDEV2NETDEV),
+                              row("echo.txt", "echo", "{rdma_netdev}", "x" * 30)])
+    text = (bundle / "echo.txt").read_text()
+    assert text == f"$ echo ens1f0 {'x' * 30}\nens1f0 {'x' * 30}\n"
+    entry = next(c for c in result.manifest["commands"] if c["file"] == "echo.txt")
+    assert entry["status"] == "ok"
+    assert entry["truncated"] == {"file": {"kept": 83, "read": 166}}
+    assert "ens1f1: left out" in entry["message"]

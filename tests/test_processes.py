@@ -262,3 +262,44 @@ def test_the_caps_are_what_check_reads():
     from topolint.inputs.source import MAX_INPUT_BYTES
 
     assert collect.STDOUT_CAP == live.OUTPUT_CAP == MAX_INPUT_BYTES
+
+
+GPU_LIST = ESCAPE.replace('print("hello", flush=True)',
+                         'print("GPU 0: H100 (UUID: a)\\nGPU 1: H100 (UUID: b)", flush=True)')
+
+
+def test_live_counts_gpus_through_the_bounded_runner(tmp_path, monkeypatch):
+    """`nvidia-smi -L` that exits at once and leaves a grandchild holding its pipes: counted
+    GRACE seconds after it exited (subprocess.run waited for the pipes until its timeout)."""
+    from topolint.commands import live
+
+    pidfile = tmp_path / "pid"
+    _script(tmp_path, "nvidia-smi", GPU_LIST, PIDFILE=str(pidfile), HANG=0, IGNORE_TERM=True)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(live, "GPU_LIST_GRACE", 0.5, raising=False)
+    monkeypatch.setattr(live, "GPU_LIST_TIMEOUT", 5.0, raising=False)
+    start = time.monotonic()
+    try:
+        assert live.local_gpus(None) == 2
+        assert time.monotonic() - start < 3.5
+    finally:
+        _kill(_pid(pidfile))
+
+
+def test_health_drain_runs_scontrol_through_the_bounded_runner(tmp_path, monkeypatch):
+    """scontrol that drained and exited, leaving a grandchild holding its pipes: the drain is
+    said GRACE seconds later, not taken for a scontrol that did not finish."""
+    from topolint.commands import health
+
+    pidfile = tmp_path / "pid"
+    _script(tmp_path, "scontrol", ESCAPE, PIDFILE=str(pidfile), HANG=0, IGNORE_TERM=True)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setattr(health, "SCONTROL_GRACE", 0.5, raising=False)
+    start = time.monotonic()
+    try:
+        assert health.drain("n1", "NVL004", timeout=3.0) == "drained n1 (scontrol update NodeName=n1 State=DRAIN)"
+        assert time.monotonic() - start < 2.5
+        assert _gone(_pid(pidfile)), "the escaped grandchild was left running"
+    finally:
+        _kill(_pid(pidfile))

@@ -76,3 +76,27 @@ def test_a_file_past_the_children_limit_is_refused_too(tmp_path):
         in result.stderr
     within = run_cli("check", path, "--format", "concise", "--isolated", "--verbose", "--nccl-version", "2.21.5")
     assert "would not load it" not in within.stderr  # 2.21 holds 128 children: the rules run
+
+
+def test_a_file_past_the_limits_is_left_out_of_the_inventory(tmp_path):
+    """The node's inventory (what the cluster stage compares) and drawing use only the topology
+    files NCCL would load: the refused 130-GPU dump is not the node's GPUs, the 2-GPU one is."""
+    import json
+
+    from growers import _past_nccl_limits
+
+    node = tmp_path / "n1"
+    node.mkdir()
+    dump = lambda n: _past_nccl_limits(n).replace("<cpu numaid", '<cpu host_hash="0xabc" numaid')  # noqa: E731
+    (node / "topo-big.xml").write_text(dump(130))  # 130 children of one cpu: past NCCL 2.27's 128
+    (node / "topo.xml").write_text(dump(2))
+    result = run_cli("check", node, "--isolated", "--inventory", tmp_path / "inv", "--format", "concise",
+                     "--nccl-version", "2.27.7")
+    assert _codes(result.stdout) == {"TOPO004"}, result.stdout
+    inventory = json.loads((tmp_path / "inv" / "n1.json").read_text())
+    assert inventory["gpu_count"]["value"] == 2 and inventory["gpu_count"]["path"].endswith("topo.xml")
+    assert len(inventory["gpus"]) == 2
+    import topolint
+
+    drawn = topolint.check([str(node)], isolated=True, nccl_version="2.27.7", drawings=True).views["n1"]
+    assert drawn.diagram.source.endswith("/n1/topo.xml"), drawn.diagram.source

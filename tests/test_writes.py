@@ -234,3 +234,38 @@ def test_a_compose_env_file_is_written_only_when_it_is_a_checked_path(tmp_path):
     assert alone.exit_code == 2 and [f["path"] for f in _findings(alone, "TL006")] == ["env/nccl.env"]
     walked = _check(tmp_path, ".", "--fix", "--unsafe-fixes")
     assert env.read_bytes() == b"NCCL_SOCKET_IFNAME=eth0\n" and walked.exit_code == 0
+
+
+def test_extended_attributes_are_kept(tmp_path):
+    """A user.* attribute (as POSIX ACLs in system.posix_acl_access) stays on the fixed file:
+    the temporary file that replaces it gets them."""
+    script = tmp_path / "run.sh"
+    script.write_bytes(TYPO)
+    if not hasattr(os, "setxattr"):
+        pytest.skip("no extended attributes on this platform")
+    try:
+        os.setxattr(script, "user.topolint", b"kept")
+    except OSError as exc:
+        pytest.skip(f"the filesystem of tmp_path takes no user.* attributes ({exc.strerror})")
+    result = _check(tmp_path, "run.sh", "--fix", "--unsafe-fixes")
+    assert result.exit_code == 0 and script.read_bytes() == FIXED
+    assert os.getxattr(script, "user.topolint") == b"kept"
+
+
+def test_a_change_just_after_the_bytes_were_compared_loses_nothing(tmp_path, monkeypatch):
+    """The file changes right after its bytes were found as checked: the stat taken just before
+    the replace sees it (size, modification time, inode), and the appended line stays."""
+    script = tmp_path / "run.sh"
+    script.write_bytes(TYPO)
+    compared = writes._holds
+
+    def holds_then_append(path, checked):
+        same = compared(path, checked)
+        with open(path, "ab") as handle:
+            handle.write(b"echo appended\n")
+        return same
+
+    monkeypatch.setattr(writes, "_holds", holds_then_append)
+    result = _check(tmp_path, "run.sh", "--fix", "--unsafe-fixes")
+    assert script.read_bytes() == TYPO + b"echo appended\n"
+    assert result.exit_code == 2 and "changed after it was checked" in _findings(result, "TL006")[0]["message"]

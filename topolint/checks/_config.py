@@ -103,18 +103,28 @@ def _env_from_users(context) -> dict[str, list[tuple[ConfigFile, str]]]:
     return found
 
 
-def visible_settings(context, config: ConfigFile, scope: str) -> list[EnvSetting]:
+def visible_settings(context, config: ConfigFile, scope: str) -> tuple[EnvSetting, ...]:
     """Settings that apply on a path through ``scope``: its file's related scopes, plus the
-    ConfigMaps a container takes through envFrom (or, for a ConfigMap, the containers using it)."""
-    seen = list(scope_index(context, config, "settings").related(scope))
+    ConfigMaps a container takes through envFrom (or, for a ConfigMap, the containers using it).
+    Kept per file and scope for the run: each setting of a scope asks the same (NET007 per
+    setting), and a fresh copy each time was one pass over them all per question."""
+    key = ("visible_settings", id(config), scope)
+    found = context.shared.get(key)
+    if found is not None and found[0] is config.settings:
+        return found[1]
+    seen = scope_index(context, config, "settings").related(scope)
     refs = {f.value for f in visible_launch(context, config, scope) if f.kind == cfg.ENV_FROM}
+    extra: list[EnvSetting] = []
     if refs:
         maps = config_maps(context)
         for ref in refs:
-            seen.extend(maps.get(ref, []))
+            extra.extend(maps.get(ref, []))
     if scope in config.names:  # a ConfigMap: what the containers that use it also set
         for other, user in _env_from_users(context).get(scope, ()):
-            seen.extend(scope_index(context, other, "settings").related(user))
+            extra.extend(scope_index(context, other, "settings").related(user))
+    if extra:
+        seen = (*seen, *extra)
+    context.shared[key] = (config.settings, seen)
     return seen
 
 

@@ -3,11 +3,12 @@ duplicate Kubernetes env name or repeated Dockerfile ENV, or two settings that c
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
 from topolint.checks._config import (
-    related_scopes,
+    ScopeIndex,
     related_setting,
     setting_evidence,
     setting_hit,
@@ -137,27 +138,76 @@ _PAIRS = [
 
 
 def _contradictions(settings) -> Iterator[Hit]:
-    literal = [s for s in settings if s.literal]
+    # Each side's settings by name, then by scope (ScopeIndex): what a setting can meet is read
+    # from its related scopes, not from a scan of the other side per setting (n P2P_DISABLE lines
+    # and n P2P_LEVEL lines were n * n steps). What is reported is what comparing every pair in
+    # file order reports, after the run keeps one finding per setting: its first match.
+    named: dict[str, list] = {}
+    for s in settings:
+        if s.literal:
+            named.setdefault(s.name, []).append(s)
     for a_name, a_test, b_name, b_test, variant in _PAIRS:
-        for a in (s for s in literal if s.name == a_name and a_test(s.value.strip())):
-            for b in (s for s in literal if s.name == b_name and b_test(s.value.strip())):
-                if related_scopes(a.scope, b.scope):
-                    hit = setting_hit(b, other=a.name, other_value=a.value, earlier_line=a.loc.line,
-                                      earlier_value=a.value)
-                    hit.variant = variant
-                    hit.evidence.insert(0, setting_evidence(a))
-                    hit.related.append(related_setting(a, f"{a.name}={a.value} wins"))
-                    yield hit
-                    break
+        sides = [s for s in named.get(b_name, ()) if b_test(s.value.strip())]
+        if not sides:
+            continue
+        index, reported = ScopeIndex(sides), set()
+        for a in (s for s in named.get(a_name, ()) if a_test(s.value.strip())):
+            related = index.related(a.scope)
+            if related and id(related[0]) not in reported:  # a's first b; a later a of it adds nothing
+                b = related[0]
+                reported.add(id(b))
+                hit = setting_hit(b, other=a.name, other_value=a.value, earlier_line=a.loc.line,
+                                  earlier_value=a.value)
+                hit.variant = variant
+                hit.evidence.insert(0, setting_evidence(a))
+                hit.related.append(related_setting(a, f"{a.name}={a.value} wins"))
+                yield hit
     # Both are NCCL_PARAMs (ncclLoadParam); only clean integers are compared: a value NCCL reads
     # in part is ENV invalid-value's finding, not a range conflict.
     for low, high in (("NCCL_MIN_CTAS", "NCCL_MAX_CTAS"), ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS")):
-        for a in (s for s in literal if s.name == low and param_int(s.value) is not None):
-            for b in (s for s in literal if s.name == high and param_int(s.value) is not None):
-                if related_scopes(a.scope, b.scope) and param_int(a.value) > param_int(b.value):
-                    hit = setting_hit(b, other=a.name, other_value=a.value, earlier_line=a.loc.line,
-                                      earlier_value=a.value)
-                    hit.variant = "range"
-                    hit.evidence.insert(0, setting_evidence(a))
-                    hit.related.append(related_setting(a, f"{a.name}={a.value}"))
-                    yield hit
+        lows = [(s, param_int(s.value)) for s in named.get(low, ())]
+        index = ScopeIndex([_Numbered(s, v, i) for i, (s, v) in enumerate(p for p in lows if p[1] is not None)])
+        maxima: dict[str, tuple] = {}
+        found = []  # (a's place, b's place, a, b): each b against the first a above it
+        for place, b in enumerate(named.get(high, ())):
+            value = param_int(b.value)
+            if value is None:
+                continue
+            first = _first_above(index, maxima, b.scope, value)
+            if first is not None:
+                found.append((first[0], place, first[1], b))
+        for _, _, a, b in sorted(found, key=lambda f: f[:2]):  # the order comparing pairs yields them
+            hit = setting_hit(b, other=a.name, other_value=a.value, earlier_line=a.loc.line,
+                              earlier_value=a.value)
+            hit.variant = "range"
+            hit.evidence.insert(0, setting_evidence(a))
+            hit.related.append(related_setting(a, f"{a.name}={a.value}"))
+            yield hit
+
+
+class _Numbered:
+    """A MIN setting with its integer, indexed by scope."""
+
+    __slots__ = ("setting", "value", "scope", "order")
+
+    def __init__(self, setting, value: int, order: int) -> None:
+        self.setting, self.value, self.scope, self.order = setting, value, setting.scope, order
+
+
+def _first_above(index: ScopeIndex, maxima: dict, scope: str, value: int):
+    """(place, setting) of the first indexed setting related to ``scope`` whose value is above
+    ``value``, by a search of the running maximum of that scope's related settings (kept per scope)."""
+    known = maxima.get(scope)
+    if known is None:
+        related = index.related(scope)
+        highest, running = None, []
+        for item in related:
+            highest = item.value if highest is None or item.value > highest else highest
+            running.append(highest)
+        known = maxima[scope] = (related, running)
+    related, running = known
+    place = bisect.bisect_right(running, value)  # running maxima only rise: the first above value
+    if place == len(running):
+        return None
+    item = related[place]
+    return item.order, item.setting

@@ -37,7 +37,11 @@ def interfaces(folder: Path, placeholder: str) -> list[str]:
 
 
 def run_each(command, folder: Path, timeout_scale: float, grace: float | None = None):
-    """(argv as written, Outcome) of one row run once per interface, all outputs in one file."""
+    """(argv as written, Outcome) of one row run once per interface, all outputs in one file. The
+    file is capped as a whole at collect's STDOUT_CAP (what check reads of one input; 64
+    interfaces of a capped output each were 64 times that): an output that would pass it is left
+    out whole, like a cut one, and the manifest marks the file truncated."""
+    from topolint.commands import collect
     from topolint.commands.collect import GRACE, Outcome, run_command
 
     placeholder = next(p for p in PLACEHOLDERS if any(p in a for a in command.argv))
@@ -46,7 +50,7 @@ def run_each(command, folder: Path, timeout_scale: float, grace: float | None = 
         source = "ibdev2netdev" if placeholder == "{rdma_netdev}" else "ip -j addr"
         return list(command.argv), Outcome("skipped", message=f"no interfaces known ({source} gave none)")
     target = folder / command.file
-    outcomes, seconds = [], 0.0
+    outcomes, seconds, cap, kept, read, left_out = [], 0.0, collect.STDOUT_CAP, 0, 0, []
     with target.open("w", encoding="utf-8") as out:
         for name in names:
             argv = [name if a == placeholder else a.replace(placeholder, name) for a in command.argv]
@@ -56,15 +60,26 @@ def run_each(command, folder: Path, timeout_scale: float, grace: float | None = 
             seconds += outcome.seconds
             outcomes.append((name, outcome))
             if part.is_file() and "stdout" not in (outcome.truncated or {}):  # a cut output is no evidence
-                out.write(f"$ {' '.join(argv)}\n")
-                out.write(part.read_text(encoding="utf-8", errors="replace"))
+                text = f"$ {' '.join(argv)}\n" + part.read_text(encoding="utf-8", errors="replace")
+                size = len(text.encode("utf-8"))
+                read += size
+                if kept + size <= cap:
+                    out.write(text)
+                    kept += size
+                else:
+                    left_out.append(name)
             part.unlink(missing_ok=True)
-    found = {"truncated": {f"{n} {stream}": size for n, o in outcomes for stream, size in (o.truncated or {}).items()}
-             or None,
+    truncated = {f"{n} {stream}": size for n, o in outcomes for stream, size in (o.truncated or {}).items()}
+    if left_out:
+        truncated["file"] = {"kept": kept, "read": read}
+    found = {"truncated": truncated or None,
              "left_running": [p for _, o in outcomes for p in o.left_running or ()] or None}
     good = [o for _, o in outcomes if o.status == "ok"]
     bad = [(n, o) for n, o in outcomes if o.status != "ok"]
-    message = "; ".join(f"{n}: {o.status}" + (f" ({o.message})" if o.message else "") for n, o in bad) or None
+    notes = [f"{n}: {o.status}" + (f" ({o.message})" if o.message else "") for n, o in bad]
+    if left_out:
+        notes.append(f"{', '.join(left_out)}: left out, the file would pass the {cap}-byte cap")
+    message = "; ".join(notes) or None
     if good:
         return list(command.argv), Outcome("ok", 0, round(seconds, 3), message, **found)
     if not target.stat().st_size:

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from topolint.model.numbers import byte_size
+from topolint.parsers.nccl_log import printable
 
 FORMATS = ("text", "json", "markdown", "html")
 SCHEMA = "https://topolint.dev/schemas/estimate-1.json"
@@ -113,9 +114,9 @@ def human_size(value: int) -> str:
 
 
 def shown(text) -> str:
-    """A value from an input, printable: control and non-printing characters as escapes."""
-    text = str(text)
-    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+    """A value from an input (of any type), printable: the parsers' one escape of control and
+    non-printing characters."""
+    return printable(str(text))
 
 
 def _where(bottleneck) -> str:

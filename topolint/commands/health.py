@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +35,8 @@ MODES = ("slurm", "prolog", "npd")
 DEFAULT_BUDGET = 50.0  # seconds: Slurm kills a HealthCheckProgram after 60 s
 CHECK_RESERVE = 8.0  # seconds of the budget kept for the check, the inventory and scontrol
 SCONTROL_TIMEOUT = 10.0
+SCONTROL_GRACE = 2.0  # seconds reading goes on after scontrol ended (collect's GRACE)
+SCONTROL_OUTPUT_CAP = 64 * 1024  # bytes of each stream kept: only one line of it is shown
 NPD_MAX_OUTPUT = 80  # node-problem-detector's default max_output_length for custom plugins
 REASON_MAX = 200  # Slurm keeps a drain reason whole; a log line stays readable
 FIT, UNFIT, UNKNOWN = "fit", "unfit", "unknown"
@@ -85,18 +86,26 @@ def host_name(given: str | None = None) -> str:
 
 def drain(node: str, reason: str, timeout: float = SCONTROL_TIMEOUT) -> str:
     """``scontrol update NodeName=NODE State=DRAIN Reason=REASON``, run without a shell; what it did."""
+    from topolint.commands._processes import Stream, run
+
     argv = ["scontrol", "update", f"NodeName={node}", "State=DRAIN", f"Reason={one_line(reason, REASON_MAX)}"]
+    # The bounded runner: byte caps, the deadline, and reading stopped SCONTROL_GRACE s after it
+    # ended, whatever it left holding its pipes.
+    out, err = Stream(SCONTROL_OUTPUT_CAP), Stream(SCONTROL_OUTPUT_CAP)
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        ran = run(argv, env=dict(os.environ), stdout=out, stderr=err, timeout=timeout, grace=SCONTROL_GRACE)
     except FileNotFoundError:
         return "scontrol not found on PATH: the node was not drained"
-    except subprocess.TimeoutExpired:
-        return f"scontrol did not finish within {timeout:g} s: the node may not be drained"
     except OSError as exc:
         return f"scontrol could not run ({exc.strerror or exc}): the node was not drained"
-    if done.returncode != 0:
-        error = one_line(done.stderr or done.stdout or "", 120)
-        return f"scontrol exited {done.returncode}{': ' + error if error else ''}: the node may not be drained"
+    if ran.interrupted:
+        raise KeyboardInterrupt
+    if ran.timed_out:
+        return f"scontrol did not finish within {timeout:g} s: the node may not be drained"
+    if ran.exit_code != 0:
+        said = bytes(err.kept or out.kept).decode("utf-8", "replace")
+        error = one_line(said, 120)
+        return f"scontrol exited {ran.exit_code}{': ' + error if error else ''}: the node may not be drained"
     return f"drained {node} (scontrol update NodeName={node} State=DRAIN)"
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,9 @@ USUAL_PLACES = ("/usr/local/bin", "/opt/nccl-tests/build", "/usr/local/nccl-test
                 "~/nccl-tests/build", "/workspace/nccl-tests/build", "/opt/hpcx/nccl-tests/build")
 STDOUT_NAME, STDERR_NAME, REPORT_NAME = "nccl-tests.txt", "nccl-stderr.log", "report.txt"
 OUTPUT_CAP = 32 * 1024 * 1024  # bytes kept per stream (inputs/source.py MAX_INPUT_BYTES: check reads no more)
+GPU_LIST_CAP = 1024 * 1024  # bytes of `nvidia-smi -L` kept: a line per GPU; more is not that list
+GPU_LIST_TIMEOUT = 30.0  # seconds `nvidia-smi -L` may take (a node whose driver hangs)
+GPU_LIST_GRACE = 2.0  # seconds reading goes on after it ended, whatever holds its pipes
 # What each isolation run disables, as the field runs them (docs/measured.md): NVLink only keeps
 # P2P to NVLink paths and turns SHM off; network only turns P2P and SHM off, so every peer
 # connection, also inside a node, goes through the NICs.
@@ -99,17 +101,33 @@ def local_gpus(given: int | None, topology: str | None = None) -> int:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible and visible.strip():
         return len([d for d in visible.split(",") if d.strip()])
-    try:
-        done = subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        done = None
-    count = done.stdout.decode("utf-8", "replace").count("GPU ") if done is not None and done.returncode == 0 else 0
+    listed = _gpu_list()
+    count = listed.count("GPU ") if listed is not None else 0
     if not count and topology:
         count = topology_gpus(topology)
     if not count:
         raise LiveError("cannot tell how many GPUs this node has (nvidia-smi -L gave none"
                         + (", nor does --topology" if topology else "") + "): give --gpus N")
     return count
+
+
+def _gpu_list() -> str | None:
+    """What ``nvidia-smi -L`` prints, through the bounded runner (a byte cap, a deadline, reading
+    stopped ``GPU_LIST_GRACE`` s after it ended whatever holds its pipes); None when it fails, is
+    cut or does not end in time."""
+    from topolint.commands._processes import Stream, run
+
+    out, err = Stream(GPU_LIST_CAP), Stream(GPU_LIST_CAP)
+    try:
+        ran = run(["nvidia-smi", "-L"], env=dict(os.environ), stdout=out, stderr=err,
+                  timeout=GPU_LIST_TIMEOUT, grace=GPU_LIST_GRACE)
+    except OSError:
+        return None
+    if ran.interrupted:
+        raise KeyboardInterrupt
+    if ran.timed_out or ran.exit_code != 0 or out.truncated:
+        return None
+    return out.kept.decode("utf-8", "replace")
 
 
 def topology_gpus(path: str) -> int:

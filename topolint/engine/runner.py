@@ -336,11 +336,15 @@ class _NodeChecker:
             return
         if node.pending and self.collection.materialize is not None:
             self.collection.materialize(node)  # a lazy collection: parsed now, dropped after its checks
-        _check_node(node, self, self.collection, self.options, result)
-        if self.inventories:
-            _add_inventory(node, self.configs_of(node), result)
-        if self.options.node_view is not None:
-            _add_view(node, self.options.node_view, result)
+        every = node.topologies
+        node.topologies = _check_node(node, self, self.collection, self.options, result)
+        try:  # the inventory (so the cluster stage) and the drawing leave out what NCCL would not load
+            if self.inventories:
+                _add_inventory(node, self.configs_of(node), result)
+            if self.options.node_view is not None:
+                _add_view(node, self.options.node_view, result)
+        finally:
+            node.topologies = every
 
     def __call__(self, node: NodeModel) -> RunResult:
         """In a worker: the node's result; its facts are dropped as the parent drops them."""
@@ -371,7 +375,8 @@ def _worth_a_worker(node: NodeModel) -> bool:
 
 
 def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, options: RunOptions,
-                result: RunResult) -> None:
+                result: RunResult) -> list:
+    """Run the node's rules; the node's topology files NCCL would load (all but TOPO004's)."""
     # fabric rules read NCCL_IB_TC and friends; PERF rules judge against --topology
     context = CheckContext(node, options, collection.configs, topology_nodes=collection.topology_nodes)
     ran = result.ran.setdefault(node.name, set(checker.input_codes))
@@ -408,6 +413,7 @@ def _check_node(node: NodeModel, checker: _NodeChecker, collection: Collection, 
     for topology in kept:  # --verbose: what the node's facts filled in its static files
         if topology.kind == "static":
             result.notes.extend(f"completion: {note}" for note in context.completion(topology).notes())
+    return kept
 
 
 def _refused_topologies(node: NodeModel, context: CheckContext) -> dict[int, str]:

@@ -6,15 +6,17 @@ write, and how a file is written without losing or misplacing a byte.
   points at it (a shell ``source``, a compose ``env_file``, ``docker run --env-file``) is context:
   its findings stay, marked "not fixed: outside the checked paths".
 - **Only what was checked.** Just before writing, the file's bytes are compared with the bytes
-  the check read; a file that changed since (a job appending to it, an editor saving it) is left
-  alone, and the run says so: the edits were computed for other bytes.
+  the check read, and right before the replace its inode, size and modification time with what
+  they were when the write began; a file that changed since (a job appending to it, an editor
+  saving it) is left alone, and the run says so: the edits were computed for other bytes.
 - **Nothing else changes.** The new bytes go to a temporary file in the same folder, which gets
-  the file's mode and owner (``os.fchown`` where permitted) and then replaces it
-  (``os.replace``): a reader sees the old file or the new one, never half of one. A file with
-  several hard links is written in place instead (replacing it would split it from its other
-  names), and so is a file whose owner cannot be kept or whose folder cannot hold a temporary
-  file. A symbolic link is followed: its target is written and the link stays. The edits keep
-  line endings and the byte-order mark (engine/fixes.py).
+  the file's mode, owner (``os.fchown`` where permitted) and extended attributes (POSIX ACLs
+  among them, best effort) and then replaces it (``os.replace``): a reader sees the old file or
+  the new one, never half of one. A file with several hard links is written in place instead
+  (replacing it would split it from its other names), and so is a file whose owner cannot be
+  kept or whose folder cannot hold a temporary file. A symbolic link is followed: its target is
+  written and the link stays. The edits keep line endings and the byte-order mark
+  (engine/fixes.py).
 - **A file that cannot be written stops nothing.** It is reported (TL006 fix-not-written), the
   other files are still written, and the run exits 2 at the end.
 
@@ -133,8 +135,12 @@ def _replace(target: str, info: os.stat_result, checked: bytes, new: bytes) -> t
             if not _same_owner(handle.fileno(), info):
                 os.unlink(temporary)
                 return _in_place(target, checked, new)
+            _copy_xattrs(target, handle.fileno())
             os.fsync(handle.fileno())
-        if not _holds(target, checked):
+        # As late as possible: the bytes, then (cheaper, so last) that it is the same inode with
+        # the size and modification time it had when this write began: a change while the
+        # bytes were read, or just after, leaves the file alone too.
+        if not _holds(target, checked) or not _unchanged(target, info):
             os.unlink(temporary)
             return CHANGED, "changed since it was checked"
         os.replace(temporary, target)
@@ -143,6 +149,29 @@ def _replace(target: str, info: os.stat_result, checked: bytes, new: bytes) -> t
             os.unlink(temporary)
         raise
     return None
+
+
+def _unchanged(target: str, info: os.stat_result) -> bool:
+    now = os.stat(target)
+    return (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == \
+        (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _copy_xattrs(target: str, fd: int) -> None:
+    """Give the temporary file the file's extended attributes (Linux; POSIX ACLs are
+    ``system.posix_acl_access``), best effort: one the system does not let this user set
+    (``security.*``, ``trusted.*``) is left, as the owner is where it cannot be kept."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(target)
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.setxattr(fd, name, os.getxattr(target, name))
+        except OSError:
+            pass
 
 
 def _same_owner(fd: int, info: os.stat_result) -> bool:
