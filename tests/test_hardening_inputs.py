@@ -244,7 +244,7 @@ def test_a_lazy_run_holds_one_node_of_facts_at_a_time(tmp_path, monkeypatch):
 
     def spy_check(node, *args):
         parsed_while_checking.append(sum(1 for n in nodes if n.topologies))
-        check_node(node, *args)
+        return check_node(node, *args)
 
     def spy_run(rules, collection, *args, **kwargs):
         nodes.extend(collection.nodes)
