@@ -33,27 +33,21 @@ FULL_SIZE = 31 * 1024 * 1024
 # Grower -> the factor it may reach today (measured at 64 KiB, tracemalloc, plus a tenth), and why
 # it is over. These are the formats issue 20 leaves open: docs/hardening.md, section Memory.
 OVER = {
-    "topology": 13.0,  # NCCL XML: every device a fact with its attributes
-    "siblings": 17.2,  # NCCL XML: a fact, a stat and a position per 34-byte sibling
-    "nvlink": 11.6,  # nvidia-smi nvlink -s: a fact and its Location per 22-byte link line
-    "lspci_tree": 12.3,  # a device fact of 20 fields and its Location per 60-byte tree line
-    "numactl": 12.3,  # refused past 1,024 nodes: what it held until then
-    "ibdev2netdev_lines": 11.6,  # a fact, its Location and two names per 35-byte line
-    "ethtool_blocks": 10.7,  # a link, its name and three Locations per 75-byte block
-    "shell_blocks": 17.5,  # shell: a setting and its two Locations per ~40 bytes, and the scope ids
-    "shell_heredocs": 13.9,  # unexported ${X:=v} defaults held until the end (a later launch may see them)
+    "topology": 12.8,  # NCCL XML: every device a fact with its attributes
+    "siblings": 16.5,  # NCCL XML: a fact, a stat and a position per 34-byte sibling
+    "lspci_tree": 11.2,  # a device fact of 20 fields and its Location per 60-byte tree line
+    "ibdev2netdev_lines": 10.5,  # a fact, its Location and two names per 35-byte line
+    "shell_blocks": 10.8,  # shell: a setting and its two Locations per ~40 bytes, and the scope ids
     "dockerfile_env": 23.4,  # a setting (its name, a slotted object) per 15-byte line
     "nccl_conf_lines": 19.0,  # a setting per 16-byte line with its own name and value
     "deepspeed_env_lines": 19.0,
-    "pod": 17.0,  # Kubernetes YAML: the lean node tree, then a setting with two Locations per env item
+    "pod": 15.4,  # Kubernetes YAML: the lean node tree, then a setting with two Locations per env item
     "launcher": 13.4,  # Python launchers: a setting per 34-byte line (the ast is a KiB's at a time)
-    "module_versions": 10.8,  # a fact, its Location, name and version per 37-byte line
-    "workflow": 17.3,  # GitHub Actions: the lean YAML tree, then the settings of every step
     # Formats issue 27 and 28 added while this was measured (their parsers' owners to bring down):
-    "smi_query_rows": 26.5,  # nvidia-smi --query-gpu CSV: a Stated and its Location per cell
+    "smi_query_rows": 23.0,  # nvidia-smi --query-gpu CSV: a Stated and its Location per cell
     # fleet part 2's scheduler files (issue 27): a fact with its position per few bytes
-    "topology_blocks": 11.7,  # a fact, its Location and two strings per 38-byte block line
-    "topology_yaml": 15.6,  # the lean YAML tree and a switch fact per 40-byte item
+    "topology_blocks": 10.5,  # a fact, its Location and two strings per 38-byte block line
+    "topology_yaml": 14.8,  # the lean YAML tree and a switch fact per 40-byte item
 }
 
 
