@@ -612,6 +612,12 @@ def _env_contradictions(n: int) -> str:
             + "NCCL_MIN_CTAS=8\n" * n + "NCCL_MAX_CTAS=4\n" * n)
 
 
+def _rdma_off_with_rdma_settings(n: int) -> str:
+    """n settings turning RDMA off beside n RDMA settings in one scope: NET007 cited every RDMA
+    setting in each finding's evidence, one line per pair (5.9M counted calls at n=800)."""
+    return "NCCL_IB_DISABLE=1\n" * n + "".join(f"NCCL_IB_HCA=mlx5_{i}\n" for i in range(n))
+
+
 def _dockerfile_repeated(n: int) -> str:
     """ENV lines repeating one known and one unknown name (the close-match search per name)."""
     return "FROM base\n" + "ENV NCCL_DEBUG=WARN\nENV NCCL_IB_HCA_LIST=mlx5_0\n" * n
@@ -695,6 +701,7 @@ class RunShape(NamedTuple):
 RUN_SHAPES: tuple[RunShape, ...] = (
     RunShape(".env", _env_repeated, 100),
     RunShape(".env", _env_contradictions, 25),
+    RunShape(".env", _rdma_off_with_rdma_settings, 25),
     RunShape("Dockerfile", _dockerfile_repeated, 50, c_heavy=True),
     RunShape("job.sh", _shell_repeated, 40),
     RunShape("nccl.conf", _conf_repeated, 60, c_heavy=True),

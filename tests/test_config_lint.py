@@ -274,6 +274,19 @@ def test_topology_turns_env006_into_nvl003_and_net007(tmp_path):
     assert [f["code"] for f in known] == ["NVL003", "NET007"]
 
 
+def test_net007_lists_the_first_rdma_settings_and_counts_the_rest(tmp_path):
+    # One evidence line per RDMA setting in each NET007 finding grew with the pairs (issue 20).
+    from topolint.checks._config import RDMA_SETTINGS_LISTED
+
+    hcas = "".join(f"export NCCL_IB_HCA=mlx5_{i}\n" for i in range(RDMA_SETTINGS_LISTED + 5))
+    name = _write(tmp_path, "run.sh", "export NCCL_IB_DISABLE=1\n" + hcas)
+    _, found = _findings(name, "--select", "NET007", cwd=tmp_path)
+    assert [f["code"] for f in found] == ["NET007"]
+    cited = [e for e in found[0]["evidence"] if "in the same scope configures RDMA" in e]
+    assert len(cited) == RDMA_SETTINGS_LISTED and "NCCL_IB_HCA=mlx5_0" in cited[0]
+    assert found[0]["evidence"][-1] == "... and 5 more settings in the same scope configure RDMA"
+
+
 def test_topology_without_the_hardware_clears_env006(tmp_path):
     topo = TOPOLOGY.read_text(encoding="utf-8")
     single = topo.split("  <cpu numaid=\"1\"")[0] + "</system>\n"

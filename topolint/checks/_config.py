@@ -161,14 +161,32 @@ def multi_gpu_evidence(context, config: ConfigFile, scope: str) -> list[str]:
 RDMA_SETTING = re.compile(r"NCCL_IB_(?!DISABLE$)\w+$")
 
 
-def rdma_setting_evidence(context, config: ConfigFile, scope: str, exclude: EnvSetting | None = None) -> list[str]:
-    out = []
-    for s in visible_settings(context, config, scope):
-        if s is exclude or s.passthrough:
-            continue
-        if RDMA_SETTING.match(s.name) or (s.name == "NCCL_NET" and (s.value or "").upper() == "IB"):
-            out.append(f"{where(s.loc)}: {s.name}={s.value if s.value is not None else '(computed)'}")
-    return out
+# Evidence lines naming a scope's RDMA settings, the rest counted: NET007 cites them for each
+# setting that turns RDMA off, so listing all was one line per pair (issue 20: grouped evidence).
+RDMA_SETTINGS_LISTED = 8
+
+
+def rdma_settings_listed(context, config: ConfigFile, scope: str,
+                         exclude: EnvSetting | None = None) -> tuple[list[str], int]:
+    """The first RDMA_SETTINGS_LISTED RDMA settings that apply in ``scope`` as evidence lines,
+    and how many more there are. The scope's RDMA settings are found once per file and scope."""
+    key = ("rdma_settings", id(config), scope)
+    found = context.shared.get(key)
+    if found is None or found[0] is not config.settings:
+        rdma = tuple((s, f"{where(s.loc)}: {s.name}={s.value if s.value is not None else '(computed)'}")
+                     for s in visible_settings(context, config, scope)
+                     if not s.passthrough and (RDMA_SETTING.match(s.name)
+                                               or (s.name == "NCCL_NET" and (s.value or "").upper() == "IB")))
+        found = context.shared[key] = (config.settings, rdma, frozenset(id(s) for s, _ in rdma))
+    rdma, ids = found[1], found[2]
+    total = len(rdma) - (id(exclude) in ids if exclude is not None else 0)
+    listed = []
+    for s, text in rdma:
+        if len(listed) == RDMA_SETTINGS_LISTED:
+            break
+        if s is not exclude:
+            listed.append(text)
+    return listed, total - len(listed)
 
 
 def setting_fields(setting: EnvSetting) -> dict:

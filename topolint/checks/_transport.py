@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from topolint.checks._config import (
     literal_settings,
     multi_gpu_evidence,
-    rdma_setting_evidence,
+    rdma_settings_listed,
     topology_label,
     topology_views,
     visible_settings,
@@ -54,6 +54,17 @@ def evidenced_hits(context, rule: str):
             yield hit
 
 
+def _asks_ib(context, config, scope: str) -> bool:
+    """NCCL_NET=IB applies in ``scope``: asked once per file and scope, not once per setting."""
+    key = ("asks_ib", id(config), scope)
+    found = context.shared.get(key)
+    if found is None or found[0] is not config.settings:
+        asks = any(o.name == "NCCL_NET" and (o.value or "").strip().upper() == "IB"
+                   for o in visible_settings(context, config, scope) if o.literal)
+        found = context.shared[key] = (config.settings, asks)
+    return found[1]
+
+
 def _decide(context) -> list[Case]:
     views = topology_views(context)
     found = []
@@ -62,10 +73,11 @@ def _decide(context) -> list[Case]:
         if (s.name == "NCCL_IB_DISABLE" and param_read(value)) or (s.name == "NCCL_NET" and value.lower() == "socket"):
             evidence = [f"{topology_label(v)} names RDMA NICs: {', '.join(sorted({h.name for h in v.hcas}))}"
                         for v in views if v.rdma]
-            evidence += [f"{e} in the same scope configures RDMA" for e in rdma_setting_evidence(context, config, s.scope, s)]
-            asks_ib = s.name == "NCCL_IB_DISABLE" and any(
-                o.name == "NCCL_NET" and (o.value or "").strip().upper() == "IB"
-                for o in visible_settings(context, config, s.scope) if o.literal)
+            listed, more = rdma_settings_listed(context, config, s.scope, s)
+            evidence += [f"{e} in the same scope configures RDMA" for e in listed]
+            if more:
+                evidence.append(f"... and {more} more settings in the same scope configure RDMA")
+            asks_ib = s.name == "NCCL_IB_DISABLE" and _asks_ib(context, config, s.scope)
             if asks_ib:  # NCCL_NET=IB names the one network NCCL may use, and IB is off: init fails
                 evidence.append(INIT_FAILS)
                 found.append(Case(s, "net", "NET007", evidence, "init-fails"))

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._config import as_int, rdma_setting_evidence, visible_launch, where
+from topolint.checks._config import as_int, rdma_settings_listed, visible_launch, where
 from topolint.engine.finding import Hit
 from topolint.model import config as cfg
 from topolint.model.numbers import decimal_fraction
@@ -34,7 +34,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
         for scope, kind in config.scopes.items():
             if kind not in ("pod", "compose", "docker-run"):
                 continue
-            rdma = rdma_setting_evidence(context, config, scope)
+            rdma, more = rdma_settings_listed(context, config, scope)
             if not rdma:
                 continue
             facts = [f for f in visible_launch(context, config, scope) if f.scope == scope or f.kind == cfg.ENV_FROM]
@@ -75,7 +75,8 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             anchor = job_kind.loc if job_kind is not None else config.loc(1)
             what = (f"{job_kind.value} with {replicas} replicas" if kind == "pod" and job_kind is not None
                     else "compose service" if kind == "compose" else "docker run")
-            evidence = [f"{where(anchor)}: container {scope} ({what})"] + [f"{e} (RDMA-related)" for e in rdma]
+            evidence = [f"{where(anchor)}: container {scope} ({what})"] + [f"{e} (RDMA-related)" for e in rdma] + \
+                ([f"... and {more} more RDMA-related settings"] if more else [])
             evidence += [f"{where(f.loc)}: {f.detail} {f.value}" for f in facts
                          if f.kind in (cfg.RDMA_DEVICE, cfg.RDMA_RESOURCE, cfg.CAPABILITY, cfg.SHM_SIZE,
                                        cfg.ULIMIT_MEMLOCK, cfg.PRIVILEGED, cfg.IPC_HOST)]
