@@ -26,7 +26,6 @@ word exactly as written.
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -84,33 +83,6 @@ class Unterminated:
     what: str
 
 
-class TextLines:
-    """A text's lines as bash ends them (at LF only), each cut when asked for: the offsets of
-    the line starts (4 bytes a line) instead of a str object per line (issue 20)."""
-
-    __slots__ = ("text", "starts")
-
-    def __init__(self, text: str):
-        self.text = text
-        self.starts = array("I" if len(text) < 2 ** 32 else "Q", [0])
-        self.starts.extend(match.end() for match in _NEWLINE.finditer(text))
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self.starts)))]
-        if index < 0:
-            index += len(self.starts)
-        start = self.starts[index]  # IndexError past the end, as a list's
-        return self.text[start:self.starts[index + 1] - 1] if index + 1 < len(self.starts) else self.text[start:]
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self.starts)))
-
-
-_NEWLINE = re.compile("\n")
 
 
 class _Lexer:

@@ -4,7 +4,8 @@ numbered lines with their first column, locations, and the key/value split those
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from topolint.inputs.source import InputError
@@ -46,6 +47,39 @@ def lines_of(text: str) -> Iterator[str]:
         start = end.end()
     if start < len(text):
         yield text[start:]
+
+
+class TextLines(Sequence):
+    """``text.split("\\n")`` as a sequence that cuts a line when asked for: the offsets of the line
+    starts (4 bytes a line) instead of a str per line held beside the text through a parse (issue
+    20). The shell, Dockerfile and YAML readers look lines up by number; only LF ends one there."""
+
+    __slots__ = ("text", "starts")
+
+    def __init__(self, text: str):
+        starts = array("I" if len(text) < 2 ** 32 else "Q", [0])
+        find, at = text.find, text.find("\n")
+        while at >= 0:
+            starts.append(at + 1)
+            at = find("\n", at + 1)
+        self.text, self.starts = text, starts
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self.starts)))]
+        count = len(self.starts)
+        if index < 0:
+            index += count
+        if not 0 <= index < count:
+            raise IndexError("line index out of range")
+        end = self.starts[index + 1] - 1 if index + 1 < count else len(self.text)
+        return self.text[self.starts[index]:end]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self.starts)))
 
 
 def first_text_line(text: str) -> str:

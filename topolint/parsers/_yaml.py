@@ -519,36 +519,3 @@ def merged(node):
     for slot in ("_tag", "line", "column", "_end_line", "end_column"):
         setattr(result, slot, getattr(node, slot))
     return result
-
-
-class TextLines:
-    """``text.split("\\n")`` as a sequence read line by line: a line's start offsets (4 bytes a
-    line) instead of a string per line beside the text, for the shell reader's line lookups."""
-
-    __slots__ = ("_text", "_starts")
-
-    def __init__(self, text: str):
-        from array import array
-
-        starts = array("I", [0]) if len(text) < 2 ** 32 else array("Q", [0])
-        find, at = text.find, text.find("\n")
-        while at >= 0:
-            starts.append(at + 1)
-            at = find("\n", at + 1)
-        self._text, self._starts = text, starts
-
-    def __len__(self) -> int:
-        return len(self._starts)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._starts)))]
-        starts = self._starts
-        if index < 0:
-            index += len(starts)
-        start = starts[index]  # IndexError past the end, as a list's
-        end = starts[index + 1] - 1 if index + 1 < len(starts) else len(self._text)
-        return self._text[start:end]
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self._starts)))

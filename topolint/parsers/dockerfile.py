@@ -25,12 +25,11 @@ import json
 import os
 import re
 import shlex
-from array import array
-from collections.abc import Sequence
 
 from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting, SkippedLine
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
+from topolint.parsers._lines import TextLines
 from topolint.parsers.envfile import parse_literal_lines
 from topolint.parsers._nccl_pins import PinReader, file_opener
 
@@ -47,37 +46,9 @@ def _escape_character(lines: list[str]) -> str:
     return "\\"
 
 
-class _Lines(Sequence):
-    """``text.split("\n")`` as a sequence that slices a line when asked: the offset of each line
-    (8 bytes) rather than a str of each held through the parse (some 60 bytes more; issue 20)."""
-
-    __slots__ = ("text", "starts")
-
-    def __init__(self, text: str):
-        self.text, self.starts = text, array("Q", [0])
-        index = text.find("\n")
-        while index >= 0:
-            self.starts.append(index + 1)
-            index = text.find("\n", index + 1)
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self.starts)))]
-        count = len(self.starts)
-        if index < 0:
-            index += count
-        if not 0 <= index < count:
-            raise IndexError("line index out of range")
-        end = self.starts[index + 1] - 1 if index + 1 < count else len(self.text)
-        return self.text[self.starts[index]:end]
-
-
 def parse_dockerfile(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="dockerfile")
-    lines = _Lines(source.text)
+    lines = TextLines(source.text)
     escape = _escape_character(lines)
     continuation = _continuation(escape)
     stage, stages = "stage:0", 0

@@ -24,7 +24,8 @@ import re
 from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting
 from topolint.parsers._common import wanted
-from topolint.parsers._yaml import (TextLines, compose_documents, each, get, is_map, is_seq, items, scalar, where,
+from topolint.parsers._lines import TextLines
+from topolint.parsers._yaml import (compose_documents, each, get, is_map, is_seq, items, scalar, where,
                                     written_value)
 
 _SHELLS = {"bash", "sh"}

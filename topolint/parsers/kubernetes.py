@@ -18,8 +18,8 @@ from topolint.inputs.source import SourceFile
 from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
 from topolint.model.numbers import decimal
+from topolint.parsers._lines import TextLines
 from topolint.parsers._yaml import (
-    TextLines,
     compose_documents,
     dig,
     each,

@@ -30,8 +30,9 @@ from topolint.inputs.source import InputError, SourceFile, read_source
 from topolint.model import config as cfg
 from topolint.model.config import ConfigFile, EnvSetting, LaunchFact, SkippedLine
 from topolint.model.facts import Location, build
-from topolint.parsers._bash import Heredoc, Statement, TextLines, Token, Unterminated, statements, stream
+from topolint.parsers._bash import Heredoc, Statement, Token, Unterminated, statements, stream
 from topolint.parsers._common import ASSIGNMENT, Cursor, shell_value, wanted, written_at
+from topolint.parsers._lines import TextLines
 from topolint.parsers._reach import Reach
 from topolint.parsers._sourced import script_dir
 from topolint.parsers.envfile import parse_literal_lines
