@@ -153,6 +153,31 @@ def test_mode_and_owner_are_kept(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.sh"]  # no temporary file left
 
 
+def test_an_owner_that_cannot_be_kept_is_written_in_place(tmp_path, monkeypatch):
+    """Where the temporary file cannot get the file's owner (no CAP_CHOWN), the file is written in
+    place: the same inode, so its owner and group stay, and no temporary file is left."""
+    target = tmp_path / "run.sh"
+    target.write_bytes(TYPO)
+    if os.geteuid() == 0:
+        os.chown(target, 1234, 2345)
+    before = target.stat()
+    made = []
+
+    def refused(fd, uid, gid):
+        made.append((uid, gid))
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchown", refused)
+    monkeypatch.setattr(os, "fstat", lambda fd: os.stat_result((0,) * 4 + (before.st_uid + 1, before.st_gid + 1)
+                                                               + (0,) * 4))
+    assert writes.write_checked(target, TYPO, FIXED) is None
+    after = target.stat()
+    assert made == [(before.st_uid, before.st_gid)]  # it tried to keep the owner, and was refused
+    assert target.read_bytes() == FIXED
+    assert (after.st_ino, after.st_uid, after.st_gid) == (before.st_ino, before.st_uid, before.st_gid)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.sh"]
+
+
 def test_hard_links_stay_one_file(tmp_path):
     first, second = tmp_path / "a.sh", tmp_path / "b.sh"
     first.write_bytes(TYPO)
