@@ -34,9 +34,17 @@ class Sourced(Fact):
     """One value and where it was read: the raw input's path (as the run that built it showed it)
     and line. ``at`` (not in the file) is the inventory file's own line when read from one."""
 
-    value: Scalar = Field(description="the value (a count, a rate in Gb/s, a version, a name)")
-    path: str = Field(min_length=1, max_length=4096, description="the input file that states it")
-    line: int = Field(ge=1, le=100_000_000, description="its line in that file (1-based)")
+    # Slots, not a dict: an inventory read is mostly these (issue 20), a third of the size each.
+    # ``at`` is two of them (``kept_at``), not a pair: a tuple less per value.
+    __slots__ = ("value", "path", "line", "_at_file", "_at_line")
+    _field_specs = {
+        "value": Field(description="the value (a count, a rate in Gb/s, a version, a name)"),
+        "path": Field(min_length=1, max_length=4096, description="the input file that states it"),
+        "line": Field(ge=1, le=100_000_000, description="its line in that file (1-based)"),
+    }
+    value: Scalar
+    path: str
+    line: int
 
     @property
     def where(self) -> Location:
@@ -48,7 +56,8 @@ class Sourced(Fact):
     def kept_at(self) -> tuple[str, int] | None:
         """(inventory file, line) when the value was read from an inventory file (``at``, kept as a
         pair: a fleet holds hundreds of thousands of values)."""
-        return self.__dict__.get("at")
+        file = getattr(self, "_at_file", None)
+        return None if file is None else (file, self._at_line)
 
     @property
     def origin(self) -> str:
@@ -61,7 +70,9 @@ def sourced(value, loc: Location | None) -> Sourced | None:
     if value is None or loc is None:
         return None
     obj = Sourced.__new__(Sourced)
-    object.__setattr__(obj, "__dict__", {"value": value, "path": loc.path, "line": loc.line})
+    object.__setattr__(obj, "value", value)
+    object.__setattr__(obj, "path", loc.path)
+    object.__setattr__(obj, "line", loc.line)
     return obj
 
 
@@ -326,8 +337,11 @@ def _attach(value, path: tuple, positions: dict[tuple, int], file: str) -> None:
     if isinstance(value, Sourced):
         line = positions.pop(path, None)  # each path is attached once: its key is freed as it is
         if line is not None:
-            object.__setattr__(value, "at", (file, line))
-        value.__dict__["path"] = interned(value.path)  # a node's values name a dozen files
+            object.__setattr__(value, "_at_file", file)
+            object.__setattr__(value, "_at_line", line)
+        elif hasattr(value, "_at_file"):  # the streamed read's lines turned out not to pair (_StreamedRead)
+            object.__delattr__(value, "_at_file")
+        object.__setattr__(value, "path", interned(value.path))  # a node's values name a dozen files
     elif isinstance(value, Fact):
         for name in type(value).model_fields:
             _attach(getattr(value, name, None), path + (name,), positions, file)
@@ -348,15 +362,14 @@ def _shared_path(obj: dict) -> dict:
     return obj
 
 
-def _value_lines(text: str) -> list[int]:
+def _value_lines(text: str):
     """The line of each ``"value"`` key, in order (newlines counted once, between matches)."""
-    lines, line, previous = [], 1, 0
+    line, previous = 1, 0
     for match in _VALUE_KEY.finditer(text):
         start = match.end() - 1
         line += text.count("\n", previous, start)
         previous = start
-        lines.append(line)
-    return lines
+        yield line
 
 
 def _valid_in_parts(data: dict) -> bool:
@@ -386,9 +399,123 @@ def _valid_in_parts(data: dict) -> bool:
 def read_inventory(text: str, file: str) -> Inventory:
     """The inventory in ``text`` (the file ``file``), each value with its line; InventoryError
     names the line of what does not fit the schema."""
-    try:  # numbers as the rest of topolint reads them (model/numbers.py): an absurd one is None
-        data = json.loads(text, parse_int=decimal, parse_float=decimal_fraction, parse_constant=lambda _: None,
-                          object_hook=_shared_path)
+    try:
+        return _StreamedRead(text, file).inventory()
+    except (ValueError, IndexError, StopIteration, RecursionError):
+        pass  # not a valid inventory: the whole document is decoded, for json's or pydantic's first error
+    return _read_whole(text, file)
+
+
+def _decoder() -> json.JSONDecoder:
+    # numbers as the rest of topolint reads them (model/numbers.py): an absurd one is None
+    return json.JSONDecoder(parse_int=decimal, parse_float=decimal_fraction, parse_constant=lambda _: None,
+                            object_hook=_shared_path)
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")  # json's whitespace
+_STREAMED = {"gpus": GpuInventory, "nics": NicPortInventory}
+
+
+class _StreamedRead:
+    """A valid inventory read a GPU and a port at a time: the top-level object is walked here and
+    each item of ``gpus`` and ``nics`` decoded, validated and built before the next is decoded, so
+    the decoded document (five times the text) is never held whole (issue 20). Whatever this
+    walk does not accept (a JSON error, a key twice, a value off the schema) raises ValueError
+    and the document is read whole instead, for the error json or pydantic words."""
+
+    def __init__(self, text: str, file: str):
+        self.text, self.file = text, file
+        self.scan = _decoder().scan_once
+        self.lines = _value_lines(text)
+        self.sourced = self.keys = 0  # Sourced-shaped objects decoded, "value" keys their lines came from
+
+    def _positions(self, value, path: tuple) -> dict[tuple, int]:
+        """The line of each Sourced in ``value``: the next "value" keys of the text, in order."""
+        paths: list[tuple] = []
+        _sourced_paths(value, path, paths)
+        self.sourced += len(paths)
+        positions = {}
+        for here in paths:
+            line = next(self.lines, None)
+            if line is None:
+                break
+            positions[here] = line
+            self.keys += 1
+        return positions
+
+    def _space(self, index: int) -> int:
+        return _SPACE.match(self.text, index).end()
+
+    def _expect(self, index: int, char: str) -> int:
+        if self.text[index] != char:
+            raise ValueError(f"expected {char!r}")
+        return self._space(index + 1)
+
+    def _items(self, name: str, index: int) -> tuple[list, int]:
+        """The built items of the array at ``index`` (its "["), and the index after its "]"."""
+        cls, built = _STREAMED[name], []
+        model = cls.pydantic_model()
+        bound = Inventory.model_fields[name].spec.kwargs["max_length"]
+        index = self._space(index + 1)
+        if self.text[index] == "]":
+            return built, index + 1
+        while True:
+            item, index = self.scan(self.text, index)
+            if len(built) == bound:
+                raise ValueError(f"{name}: over {bound} items")
+            model.model_validate(item, strict=True)  # pydantic's copy: one item's at a time
+            positions = self._positions(item, ())
+            obj = _restore(cls, item)
+            _attach(obj, (), positions, self.file)
+            built.append(obj)
+            index = self._space(index)
+            if self.text[index] == "]":
+                return built, index + 1
+            index = self._space(self._expect(index, ","))
+
+    def inventory(self) -> Inventory:
+        from json.decoder import scanstring
+
+        text, rest, streamed, positions = self.text, {}, {}, {}
+        index = self._expect(self._space(0), "{")
+        while text[index] != "}":
+            if text[index] != '"':
+                raise ValueError("expected a key")
+            key, index = scanstring(text, index + 1)
+            index = self._expect(self._space(index), ":")
+            if key in rest or key in streamed:
+                raise ValueError(f"{key!r} twice")  # json keeps the last one, in the first one's place
+            if key in _STREAMED and text[index] == "[":
+                streamed[key], index = self._items(key, index)
+            else:
+                rest[key], index = self.scan(text, index)
+                positions.update(self._positions(rest[key], (key,)))
+            index = self._space(index)
+            if text[index] != "}":
+                index = self._expect(index, ",")
+        if self._space(index + 1) != len(text) or rest.get(FORMAT_KEY) != INVENTORY_FORMAT:
+            raise ValueError("not an inventory")
+        Inventory.pydantic_model().model_validate({**rest, **{name: [] for name in streamed}}, strict=True)
+        inventory = inventory_from_plain(rest)
+        _attach(inventory, (), positions, self.file)
+        for name, built in streamed.items():
+            object.__setattr__(inventory, name, built)
+        if self.sourced != self.keys or next(self.lines, None) is not None:
+            _attach(inventory, (), {}, self.file)  # the lines do not pair with the values: none kept
+        return inventory
+
+
+def _whole_positions(data: dict, text: str) -> dict[tuple, int]:
+    """The line of each Sourced of the decoded document, by its path (none where they do not pair)."""
+    paths: list[tuple] = []
+    _sourced_paths(data, (), paths)
+    lines = list(_value_lines(text)) if paths else []
+    return dict(zip(paths, lines)) if len(lines) == len(paths) else {}
+
+
+def _read_whole(text: str, file: str) -> Inventory:
+    try:
+        data = _decoder().decode(text)
     except json.JSONDecodeError as exc:
         raise InventoryError(exc.lineno, f"malformed inventory: {exc.msg}", exc.colno) from None
     except RecursionError:
@@ -396,11 +523,6 @@ def read_inventory(text: str, file: str) -> Inventory:
         raise InventoryError(line, "malformed inventory: nested too deeply", column) from None
     if not isinstance(data, dict) or data.get(FORMAT_KEY) != INVENTORY_FORMAT:
         raise InventoryError(1, f'malformed inventory: expected an object with "{FORMAT_KEY}": {INVENTORY_FORMAT}')
-    paths: list[tuple] = []
-    _sourced_paths(data, (), paths)
-    lines = _value_lines(text) if paths else []
-    positions = dict(zip(paths, lines)) if len(lines) == len(paths) else {}
-    del paths, lines  # positions holds what they did
     from pydantic import ValidationError
 
     try:  # strict: the data is exactly of the schema's types, so it is built as it is (fast) below
@@ -409,9 +531,11 @@ def read_inventory(text: str, file: str) -> Inventory:
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"]) or "(file)"
-        raise InventoryError(_line_of(error["loc"], positions), f"malformed inventory: {where}: {error['msg']}") from None
-    # The GPUs and ports are built one at a time, each item of the decoded document dropped once
-    # built: the document and the model are not both held whole (issue 20).
+        raise InventoryError(_line_of(error["loc"], _whole_positions(data, text)),
+                             f"malformed inventory: {where}: {error['msg']}") from None
+    positions = _whole_positions(data, text)  # after pydantic's copy is dropped, not beside it
+    # A valid document comes here only where the streamed read refused what pydantic accepts
+    # (a key twice): built a GPU and a port at a time, each decoded item dropped once built.
     parts = {name: data.pop(name) for name in ("gpus", "nics") if isinstance(data.get(name), list)}
     inventory = inventory_from_plain(data)
     for name, items in parts.items():
