@@ -343,9 +343,11 @@ class NvlinkLink(Fact):
     """One ``Link K: ...`` line. ``state`` is "active" for a rate (``25.781 GB/s``), else the word
     in angle brackets as printed, lowercased ("inactive"); ``loc`` points at the rate or state."""
 
+    __slots__ = ("index", "state", "speed_gbps", "loc")  # one per link line (issue 20)
+    _field_specs = {"speed_gbps": Field(default=None)}
     index: int
     state: str
-    speed_gbps: Optional[float] = None  # per-link rate as printed (GB/s); None when not active
+    speed_gbps: Optional[float]  # per-link rate as printed (GB/s); None when not active
     loc: Location
 
 

@@ -14,6 +14,7 @@ import re
 from typing import Literal, Optional
 
 from topolint.model.facts import Fact, Location
+from topolint.model.schema import Field
 
 _NOT_STATED = frozenset({"", "n/a", "not supported", "not applicable", "[n/a]", "[not supported]"})
 _ZERO_UUID = re.compile(r"[0-]+")
@@ -26,6 +27,9 @@ def not_stated(text: str | None) -> bool:
 class Stated(Fact):
     """One field as printed, and the line (column: the value's) that prints it."""
 
+    # These three have slots, not a dict, and their defaults in _field_specs: a CSV row is a GPU,
+    # its fabric and a Stated per cell in some 60 bytes (issue 20).
+    __slots__ = ("text", "loc")
     text: str
     loc: Location
 
@@ -38,13 +42,15 @@ class Stated(Fact):
 class GpuFabric(Fact):
     """The Fabric section of one GPU (or the fabric.* columns of a CSV row)."""
 
+    __slots__ = ("loc", "state", "status", "clique_id", "cluster_uuid", "health_summary", "health_bandwidth")
+    _field_specs = dict.fromkeys(__slots__[1:], Field(default=None))
     loc: Location  # the ``Fabric`` line, or the CSV row
-    state: Optional[Stated] = None  # Not Supported, Not Started, In Progress, Completed
-    status: Optional[Stated] = None  # Success, or what went wrong ("Insufficient Resources")
-    clique_id: Optional[Stated] = None
-    cluster_uuid: Optional[Stated] = None
-    health_summary: Optional[Stated] = None  # Healthy, Unhealthy, Limited Capacity (newer drivers)
-    health_bandwidth: Optional[Stated] = None  # Full, Degraded, ...
+    state: Optional[Stated]  # Not Supported, Not Started, In Progress, Completed
+    status: Optional[Stated]  # Success, or what went wrong ("Insufficient Resources")
+    clique_id: Optional[Stated]
+    cluster_uuid: Optional[Stated]
+    health_summary: Optional[Stated]  # Healthy, Unhealthy, Limited Capacity (newer drivers)
+    health_bandwidth: Optional[Stated]  # Full, Degraded, ...
 
     @property
     def stated(self) -> bool:
@@ -66,14 +72,16 @@ class GpuFabric(Fact):
 class QueriedGpu(Fact):
     """One GPU block of ``nvidia-smi -q`` (``GPU 00000000:DB:00.0``) or one CSV row."""
 
+    __slots__ = ("index", "index_stated", "bus_id", "name", "uuid", "serial", "module_id", "fabric", "loc")
+    _field_specs = {"index_stated": Field(default=False), **dict.fromkeys(__slots__[2:8], Field(default=None))}
     index: int  # the CSV's index column, else the block's position in the file (nvidia-smi's order)
-    index_stated: bool = False  # the index is printed (CSV index column, -q Minor Number is no index)
-    bus_id: Optional[str] = None  # normalised 0000:db:00.0; None when the output names none
-    name: Optional[Stated] = None  # Product Name
-    uuid: Optional[Stated] = None
-    serial: Optional[Stated] = None
-    module_id: Optional[Stated] = None
-    fabric: Optional[GpuFabric] = None
+    index_stated: bool  # the index is printed (CSV index column, -q Minor Number is no index)
+    bus_id: Optional[str]  # normalised 0000:db:00.0; None when the output names none
+    name: Optional[Stated]  # Product Name
+    uuid: Optional[Stated]
+    serial: Optional[Stated]
+    module_id: Optional[Stated]
+    fabric: Optional[GpuFabric]
     loc: Location
 
 

@@ -12,6 +12,7 @@ from typing import Literal, Optional
 
 from topolint.model.facts import Fact, Location, build, location
 from topolint.model.numbers import hex_int
+from topolint.model.schema import Field
 
 _TOKEN = re.compile(r"\S+")
 LspciKind = Literal["verbose", "excerpt", "tree", "list"]
@@ -45,24 +46,30 @@ class LspciDevice(Fact):
     """One device of an lspci output. ``address`` is None for lines with no device header (a
     grep excerpt): such a device is judged on what its lines say and attributed to nothing."""
 
-    address: Optional[str] = None  # normalised: 0000:17:00.0
-    class_name: Optional[str] = None  # "3D controller", "PCI bridge"
-    class_code: Optional[str] = None  # "0302" with -nn
-    vendor_id: Optional[str] = None  # "10de" with -nn
-    device_id: Optional[str] = None
-    description: Optional[str] = None  # the rest of the header line
-    port_type: Optional[str] = None  # "Endpoint", "Root Port", "Upstream Port", "Downstream Port", ...
-    numa_node: Optional[int] = None
-    numa_loc: Optional[Location] = None
-    driver: Optional[str] = None
-    secondary_bus: Optional[int] = None  # a bridge's "Bus: primary=, secondary=, subordinate="
-    subordinate_bus: Optional[int] = None
-    lnk_cap: Optional[PciLinkState] = None
-    lnk_sta: Optional[PciLinkState] = None
-    lnk_cap2_max_gts: Optional[float] = None  # LnkCap2 "Supported Link Speeds: 2.5-32GT/s" -> 32
-    acs_ctl: Optional[AcsControl] = None
-    capabilities_denied: Optional[Location] = None  # "Capabilities: <access denied>" (not root)
-    parent: Optional[str] = None  # the bridge above (from bus numbers or the tree)
+    # Slots, not a dict: a device per lspci -t line of some 40 bytes (issue 20); every field but
+    # loc defaults to None, declared in _field_specs (a slot cannot be a class attribute too).
+    __slots__ = ("address", "class_name", "class_code", "vendor_id", "device_id", "description", "port_type",
+                 "numa_node", "numa_loc", "driver", "secondary_bus", "subordinate_bus", "lnk_cap", "lnk_sta",
+                 "lnk_cap2_max_gts", "acs_ctl", "capabilities_denied", "parent", "loc")
+    _field_specs = dict.fromkeys(__slots__[:-1], Field(default=None))
+    address: Optional[str]  # normalised: 0000:17:00.0
+    class_name: Optional[str]  # "3D controller", "PCI bridge"
+    class_code: Optional[str]  # "0302" with -nn
+    vendor_id: Optional[str]  # "10de" with -nn
+    device_id: Optional[str]
+    description: Optional[str]  # the rest of the header line
+    port_type: Optional[str]  # "Endpoint", "Root Port", "Upstream Port", "Downstream Port", ...
+    numa_node: Optional[int]
+    numa_loc: Optional[Location]
+    driver: Optional[str]
+    secondary_bus: Optional[int]  # a bridge's "Bus: primary=, secondary=, subordinate="
+    subordinate_bus: Optional[int]
+    lnk_cap: Optional[PciLinkState]
+    lnk_sta: Optional[PciLinkState]
+    lnk_cap2_max_gts: Optional[float]  # LnkCap2 "Supported Link Speeds: 2.5-32GT/s" -> 32
+    acs_ctl: Optional[AcsControl]
+    capabilities_denied: Optional[Location]  # "Capabilities: <access denied>" (not root)
+    parent: Optional[str]  # the bridge above (from bus numbers or the tree)
     loc: Location
 
     @property

@@ -24,18 +24,24 @@ SCHEDULER_FORMATS = frozenset({TOPOLOGY_CONF, TOPOLOGY_YAML, MPI_HOSTFILE, SLURM
 class SwitchLine(Fact):
     """One switch of topology/tree: ``SwitchName=s1 Switches=... Nodes=... LinkSpeed=...``."""
 
+    # Slots, not a dict: a switch or block per line of a few dozen bytes (issue 20).
+    __slots__ = ("name", "nodes", "switches", "link_speed", "loc")
+    _field_specs = {"nodes": Field(default_factory=list), "switches": Field(default_factory=list),
+                    "link_speed": Field(default=None)}
     name: str
-    nodes: list[str] = Field(default_factory=list)  # expanded, in order
-    switches: list[str] = Field(default_factory=list)
-    link_speed: Optional[str] = None
+    nodes: list[str]  # expanded, in order
+    switches: list[str]
+    link_speed: Optional[str]
     loc: Location
 
 
 class BlockLine(Fact):
     """One block of topology/block: ``BlockName=b1 Nodes=...``."""
 
+    __slots__ = ("name", "nodes", "loc")
+    _field_specs = {"nodes": Field(default_factory=list)}
     name: str
-    nodes: list[str] = Field(default_factory=list)
+    nodes: list[str]
     loc: Location
 
 

@@ -18,6 +18,8 @@ its line and column. One pass over the lines: linear.
 from __future__ import annotations
 
 import re
+from array import array
+from collections.abc import Sequence
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build, location
@@ -192,20 +194,18 @@ def _cells(raw: str) -> list[tuple[str, int]]:
 
 
 def parse_gpu_query_csv(source: SourceFile) -> GpuQueryFile:
-    path = source.path
-    result = build(GpuQueryFile, path=path, kind="csv", gpus=[])
+    path, text = source.path, source.text
     columns: list[str | None] | None = None
     indices: dict[int, int] = {}
-    # One string per distinct cell text: every row repeats its model name and fabric state and
-    # status (a string object per cell is five times its text, issue 20).
-    shared: dict[str, str] = {}
-    number = 0
-    for number, raw in enumerate(lines_of(source.text), start=1):
-        text = raw.strip()
-        if not text:
+    rows = array("q")  # line number, start and end offset of each GPU row
+    number, at = 0, 0
+    for number, raw in enumerate(lines_of(text), start=1):
+        start, at = at, at + len(raw) + (2 if text.startswith("\r\n", at + len(raw)) else 1)
+        stripped = raw.strip()
+        if not stripped:
             continue
         if columns is None:
-            if is_command_echo(text):
+            if is_command_echo(stripped):
                 continue
             columns = []
             for cell, column in _cells(raw):
@@ -219,10 +219,55 @@ def parse_gpu_query_csv(source: SourceFile) -> GpuQueryFile:
         if len(cells) != len(columns):
             raise InputError(path, number, f"{MALFORMED_CSV}: {len(cells)} values for the header's {len(columns)} "
                                            "fields", len(raw) - len(raw.lstrip()) + 1)
-        result.gpus.append(_row(path, number, raw, cells, columns, indices, len(result.gpus), shared))
-    if not result.gpus:
+        _row(path, number, raw, cells, columns, indices, len(rows) // 3, {})  # its errors now; the GPU later
+        rows.extend((number, start, start + len(raw)))
+    if not rows:
         raise InputError(path, max(number, 1), f"{MALFORMED_CSV}: no GPU row below the header")
-    return result
+    return build(GpuQueryFile, path=path, kind="csv", gpus=CsvRows(path, text, columns, rows))
+
+
+class CsvRows(Sequence):
+    """The GPUs of a --query-gpu CSV, read and checked by the parse and made on first use: a row
+    is some 60 bytes of text, its GPU, fabric and a Stated and Location per cell twenty times
+    that (issue 20, memory bounded by the input). Until then it holds the text and three ints a
+    row; then the GPUs, made once, as the list a parse would have held. Compares equal to it."""
+
+    __slots__ = ("path", "text", "columns", "rows", "_gpus")
+
+    def __init__(self, path: str, text: str, columns: list, rows: array):
+        self.path, self.text, self.columns, self.rows, self._gpus = path, text, columns, rows, None
+
+    def _made(self) -> list[QueriedGpu]:
+        if self._gpus is None:
+            rows, indices, shared = self.rows, {}, {}  # one string per distinct cell text (a model name, a state)
+            self._gpus = [_row(self.path, rows[i], raw, _cells(raw), self.columns, indices, i // 3, shared)
+                          for i in range(0, len(rows), 3) for raw in (self.text[rows[i + 1]:rows[i + 2]],)]
+            self.text = self.rows = None
+        return self._gpus
+
+    def __len__(self) -> int:
+        return len(self._gpus) if self._gpus is not None else len(self.rows) // 3
+
+    def __getitem__(self, index):
+        return self._made()[index]
+
+    def __iter__(self):
+        return iter(self._made())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (CsvRows, list)):
+            return self._made() == list(other)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(self._made())
+
+    def __reduce__(self):  # a worker sends the rows, not the GPUs made of them
+        if self._gpus is not None:
+            return list, (self._gpus,)
+        return CsvRows, (self.path, self.text, self.columns, self.rows)
 
 
 def _row(path: str, number: int, raw: str, cells, columns, indices: dict[int, int], position: int,
