@@ -685,6 +685,13 @@ def _roce_ports(n: int) -> str:
                    f"/sys/class/infiniband/mlx5_{i}/tc/1/traffic_class:Global tclass=106\n" for i in range(n))
 
 
+def _prefixed_commands(n: int) -> str:
+    """n job-level P2P_LEVEL exports beside n commands prefixed with P2P_DISABLE, each prefixed
+    command its own scope: every scope's related settings were the job's n (ScopeIndex.related)."""
+    return "#!/bin/bash\n" + "export NCCL_P2P_LEVEL=NVL\n" * n + "".join(
+        f"NCCL_P2P_DISABLE=1 srun x{i}\n" for i in range(n))
+
+
 class RunShape(NamedTuple):
     """A whole run of one file named ``file`` (its name says its format)."""
 
@@ -712,6 +719,7 @@ RUN_SHAPES: tuple[RunShape, ...] = (
     RunShape("topo.xml", _past_nccl_limits, 130),
     RunShape("topo.xml", _many_attributes, 1000, c_heavy=True),
     RunShape("job.sh", _nested_ifs, 8),
+    RunShape("job.sh", _prefixed_commands, 60),
     RunShape("sysfs.txt", _sysfs_ecn, 300, c_heavy=True),
     RunShape("qos.txt", _roce_ports, 150, c_heavy=True),
 )

@@ -27,67 +27,94 @@ def literal_settings(context) -> list[tuple[ConfigFile, EnvSetting]]:
 
 
 class ScopeIndex:
-    """Items of one file (settings, launch facts) by scope, answering which of them one run can
-    pass through together with a given scope (``related_scopes``) from the scope's ancestors,
-    its descendants (one contiguous run of the sorted scopes) and ``job``: never a scan of every
-    item per question (a multi-document Kubernetes file asked it for each of its scopes)."""
+    """Items of one file (settings, launch facts), or those of them ``keep`` keeps, by scope:
+    which of them one run can pass through together with a given scope (``related_scopes``) is
+    read from the scope's own list, its ancestors' and its descendants' (one contiguous run of
+    the sorted scopes) and ``job``'s. Questions are answered from those lists, never from a copy
+    of what they hold per scope: n prefixed commands (a scope each) under a script's n exports
+    were n copies of the n exports."""
 
-    def __init__(self, items: list):
+    def __init__(self, items: list, keep=None):
         self.items = items
-        self.by_scope: dict[str, list[int]] = {}
+        self.by_scope: dict[str, list[int]] = {}  # scope -> places in ``items``, in file order
         for i, item in enumerate(items):
-            self.by_scope.setdefault(item.scope, []).append(i)
+            if keep is None or keep(item):
+                self.by_scope.setdefault(item.scope, []).append(i)
         self.scopes = sorted(self.by_scope)
-        self._answers: dict[str, tuple] = {}
+        self._first: dict[str, int] = {}
 
-    def related(self, scope: str) -> tuple:
-        """The items whose scope is related to ``scope``, in the file's order."""
-        found = self._answers.get(scope)
-        if found is None:
-            found = self._answers[scope] = self._related(scope)
-        return found
-
-    def _related(self, scope: str) -> tuple:
+    def chain(self, scope: str) -> list[str]:
+        """The indexed scopes around ``scope``, itself and ``job`` included."""
         if scope == "job":
-            return tuple(self.items)
-        indexes = list(self.by_scope.get("job", ()))
+            return ["job"] if "job" in self.by_scope else []
+        found = ["job"] if "job" in self.by_scope else []
         outer = scope
-        while True:  # the scope and every scope around it
-            if outer != "job":
-                indexes.extend(self.by_scope.get(outer, ()))
+        while True:
+            if outer != "job" and outer in self.by_scope:
+                found.append(outer)
             cut = outer.rfind("/")
             if cut < 0:
-                break
+                return found
             outer = outer[:cut]
+
+    def inner(self, scope: str) -> list[str]:
+        """The indexed scopes inside ``scope`` (every other one inside ``job``)."""
+        if scope == "job":
+            return [s for s in self.scopes if s != "job"]
         # Scopes inside it sort together: from scope + "/" up to scope + "0" ("0" follows "/").
         low = bisect.bisect_left(self.scopes, scope + "/")
-        high = bisect.bisect_left(self.scopes, scope + "0")
-        for inner in self.scopes[low:high]:
-            indexes.extend(self.by_scope[inner])
-        return tuple(self.items[i] for i in sorted(set(indexes)))
+        return self.scopes[low:bisect.bisect_left(self.scopes, scope + "0", low)]
+
+    def places(self, scope: str) -> list[int]:
+        """The places of the items related to ``scope``, in the file's order."""
+        lists = [self.by_scope[s] for s in (*self.chain(scope), *self.inner(scope))]
+        return lists[0][:] if len(lists) == 1 else sorted(i for found in lists for i in found)
+
+    def related(self, scope: str) -> tuple:
+        """The items whose scope is related to ``scope``, in the file's order (a copy: for a
+        question that needs them all)."""
+        return tuple(self.items[i] for i in self.places(scope))
+
+    def first(self, scope: str):
+        """The first related item, or None: the least of each related scope's first place."""
+        place = self._first.get(scope)
+        if place is None:
+            place = self._first[scope] = min((self.by_scope[s][0] for s in (*self.chain(scope), *self.inner(scope))),
+                                             default=-1)
+        return self.items[place] if place >= 0 else None
+
+    def count(self, scope: str) -> int:
+        return sum(len(self.by_scope[s]) for s in (*self.chain(scope), *self.inner(scope)))
+
+    def leading(self, scope: str, limit: int) -> list:
+        """The first ``limit`` related items in the file's order, from each related scope's first ``limit``."""
+        places = sorted(i for s in (*self.chain(scope), *self.inner(scope)) for i in self.by_scope[s][:limit])
+        return [self.items[i] for i in places[:limit]]
 
 
-def scope_index(context, config: ConfigFile, kind: str) -> ScopeIndex:
-    """The ScopeIndex of a config's ``settings`` or ``launch`` facts, built once per run."""
-    key = ("scope_index", kind, id(config))
+def scope_index(context, config: ConfigFile, kind: str, keep=None) -> ScopeIndex:
+    """The ScopeIndex of a config's ``settings`` or ``launch`` facts (those ``keep``, a
+    module-level function, keeps), built once per run."""
+    key = ("scope_index", kind, keep, id(config))
     found = context.shared.get(key)
     if found is None or found.items is not getattr(config, kind):
-        found = context.shared[key] = ScopeIndex(getattr(config, kind))
+        found = context.shared[key] = ScopeIndex(getattr(config, kind), keep)
     return found
 
 
-def config_maps(context) -> dict[str, list[EnvSetting]]:
-    """ConfigMap/Secret scope ("ConfigMap/name") -> its settings, across every config file."""
-    found = context.shared.get("config_maps")
+def config_maps(context, keep=None) -> dict[str, list[EnvSetting]]:
+    """ConfigMap/Secret scope ("ConfigMap/name") -> its settings (those ``keep`` keeps), across every config file."""
+    key = ("config_maps", keep)
+    found = context.shared.get(key)
     if found is not None:
         return found
     found = {}
     for config in context.configs:
         if config.names:
-            index = scope_index(context, config, "settings")
+            index = scope_index(context, config, "settings", keep)
             for scope in config.names:
                 found.setdefault(scope, []).extend(index.items[i] for i in index.by_scope.get(scope, ()))
-    context.shared["config_maps"] = found
+    context.shared[key] = found
     return found
 
 
@@ -103,41 +130,86 @@ def _env_from_users(context) -> dict[str, list[tuple[ConfigFile, str]]]:
     return found
 
 
+def _takes_env_from(fact: LaunchFact) -> bool:
+    return fact.kind == cfg.ENV_FROM
+
+
+def _extra_settings(context, config: ConfigFile, scope: str, keep=None):
+    """What applies in ``scope`` beyond its file's related scopes, as a few sequences: the
+    ConfigMaps a container takes through envFrom, or for a ConfigMap what the containers using
+    it set (those ``keep`` keeps)."""
+    refs = {f.value for f in visible_launch(context, config, scope, _takes_env_from)}
+    if refs:
+        maps = config_maps(context, keep)
+        for ref in refs:
+            yield maps.get(ref, ())
+    if scope in config.names:  # a ConfigMap: what the containers that use it also set
+        for other, user in _env_from_users(context).get(scope, ()):
+            yield scope_index(context, other, "settings", keep).related(user)
+
+
 def visible_settings(context, config: ConfigFile, scope: str) -> tuple[EnvSetting, ...]:
     """Settings that apply on a path through ``scope``: its file's related scopes, plus the
     ConfigMaps a container takes through envFrom (or, for a ConfigMap, the containers using it).
-    Kept per file and scope for the run: each setting of a scope asks the same (NET007 per
-    setting), and a fresh copy each time was one pass over them all per question."""
+    Kept per file and scope for the run. A copy of all of them: the rules ask ``visible_first``."""
     key = ("visible_settings", id(config), scope)
     found = context.shared.get(key)
     if found is not None and found[0] is config.settings:
         return found[1]
     seen = scope_index(context, config, "settings").related(scope)
-    refs = {f.value for f in visible_launch(context, config, scope) if f.kind == cfg.ENV_FROM}
-    extra: list[EnvSetting] = []
-    if refs:
-        maps = config_maps(context)
-        for ref in refs:
-            extra.extend(maps.get(ref, []))
-    if scope in config.names:  # a ConfigMap: what the containers that use it also set
-        for other, user in _env_from_users(context).get(scope, ()):
-            extra.extend(scope_index(context, other, "settings").related(user))
+    extra = [s for part in _extra_settings(context, config, scope) for s in part]
     if extra:
         seen = (*seen, *extra)
     context.shared[key] = (config.settings, seen)
     return seen
 
 
-def visible_launch(context, config: ConfigFile, scope: str) -> list[LaunchFact]:
-    facts = list(scope_index(context, config, "launch").related(scope))
+def visible_first(context, config: ConfigFile, scope: str, keep, limit: int) -> tuple[list[EnvSetting], int]:
+    """The first ``limit`` of the settings ``keep`` (a module-level function) keeps among
+    ``visible_settings``, in its order, and how many it keeps in all: read from an index of the
+    kept settings, never a copy of what each scope sees (a scope per prefixed command under a
+    script's n exports was n settings copied per command)."""
+    index = scope_index(context, config, "settings", keep)
+    first, total = index.leading(scope, limit), index.count(scope)
+    for part in _extra_settings(context, config, scope, keep):
+        total += len(part)
+        first.extend(part[:limit - len(first)])
+    return first, total
+
+
+def _users_launch(context, scope: str, keep=None) -> list[LaunchFact]:
+    """A ConfigMap's users' launch facts (those ``keep`` keeps): each using file's facts related
+    to any of its users, in the order of the files and of each file."""
+    users_of: dict[int, set[str]] = {}
+    for other, user in _env_from_users(context).get(scope, ()):
+        users_of.setdefault(id(other), set()).add(user)
+    facts = []
+    for other in context.configs:
+        users = users_of.get(id(other))
+        if users:
+            index = scope_index(context, other, "launch", keep)
+            facts.extend(other.launch[i] for i in sorted({i for user in users for i in index.places(user)}))
+    return facts
+
+
+def visible_launch(context, config: ConfigFile, scope: str, keep=None) -> list[LaunchFact]:
+    """Launch facts on a path through ``scope`` (those ``keep``, a module-level function, keeps):
+    its file's related scopes, plus for a ConfigMap those of the containers that use it."""
+    facts = list(scope_index(context, config, "launch", keep).related(scope))
     if scope in config.names:
-        users_of = {}
-        for other, user in _env_from_users(context).get(scope, ()):
-            users_of.setdefault(id(other), (other, set()))[1].add(user)
-        for other in context.configs:
-            if id(other) in users_of:
-                users = users_of[id(other)][1]
-                facts.extend(f for f in other.launch if any(related_scopes(f.scope, u) for u in users))
+        facts.extend(_users_launch(context, scope, keep))
+    return facts
+
+
+def container_launch(context, config: ConfigFile, scope: str) -> list[LaunchFact]:
+    """The launch facts of ``scope`` itself with the envFrom facts on its path, in
+    ``visible_launch``'s order: from the scope's own list and an index of envFrom facts, not a
+    copy of every related fact per container."""
+    own = scope_index(context, config, "launch").by_scope.get(scope, ())
+    env_from = scope_index(context, config, "launch", _takes_env_from).places(scope)
+    facts = [config.launch[i] for i in sorted({*own, *env_from})]
+    if scope in config.names:
+        facts.extend(f for f in _users_launch(context, scope) if f.scope == scope or f.kind == cfg.ENV_FROM)
     return facts
 
 
@@ -147,15 +219,17 @@ def as_int(value: str) -> int | None:
     return number if number is not None and number >= 0 and (value or "").strip().isdigit() else None
 
 
+def _runs_several_gpus(fact: LaunchFact) -> bool:
+    if fact.kind in (cfg.GPUS_PER_POD, cfg.NPROC_PER_NODE, cfg.GPUS_PER_NODE):
+        count = as_int(fact.value)
+        return (count is not None and count >= 2) or fact.value == "all"
+    return False
+
+
 def multi_gpu_evidence(context, config: ConfigFile, scope: str) -> list[str]:
     """Launch options on the setting's path that run several GPUs per process, pod or node."""
-    out = []
-    for fact in visible_launch(context, config, scope):
-        if fact.kind in (cfg.GPUS_PER_POD, cfg.NPROC_PER_NODE, cfg.GPUS_PER_NODE):
-            count = as_int(fact.value)
-            if (count is not None and count >= 2) or fact.value == "all":
-                out.append(f"{where(fact.loc)}: {fact.detail} {fact.value}")
-    return out
+    return [f"{where(fact.loc)}: {fact.detail} {fact.value}"
+            for fact in visible_launch(context, config, scope, _runs_several_gpus)]
 
 
 RDMA_SETTING = re.compile(r"NCCL_IB_(?!DISABLE$)\w+$")
@@ -166,27 +240,22 @@ RDMA_SETTING = re.compile(r"NCCL_IB_(?!DISABLE$)\w+$")
 RDMA_SETTINGS_LISTED = 8
 
 
-def rdma_settings_listed(context, config: ConfigFile, scope: str,
-                         exclude: EnvSetting | None = None) -> tuple[list[str], int]:
+def _configures_rdma(s: EnvSetting) -> bool:
+    return not s.passthrough and bool(RDMA_SETTING.match(s.name)
+                                      or (s.name == "NCCL_NET" and (s.value or "").upper() == "IB"))
+
+
+def rdma_settings_listed(context, config: ConfigFile, scope: str) -> tuple[list[str], int]:
     """The first RDMA_SETTINGS_LISTED RDMA settings that apply in ``scope`` as evidence lines,
-    and how many more there are. The scope's RDMA settings are found once per file and scope."""
+    and how many more there are, once per file and scope. (The settings NET007 asks about, an
+    NCCL_IB_DISABLE or NCCL_NET=Socket, are never RDMA settings themselves.)"""
     key = ("rdma_settings", id(config), scope)
     found = context.shared.get(key)
     if found is None or found[0] is not config.settings:
-        rdma = tuple((s, f"{where(s.loc)}: {s.name}={s.value if s.value is not None else '(computed)'}")
-                     for s in visible_settings(context, config, scope)
-                     if not s.passthrough and (RDMA_SETTING.match(s.name)
-                                               or (s.name == "NCCL_NET" and (s.value or "").upper() == "IB")))
-        found = context.shared[key] = (config.settings, rdma, frozenset(id(s) for s, _ in rdma))
-    rdma, ids = found[1], found[2]
-    total = len(rdma) - (id(exclude) in ids if exclude is not None else 0)
-    listed = []
-    for s, text in rdma:
-        if len(listed) == RDMA_SETTINGS_LISTED:
-            break
-        if s is not exclude:
-            listed.append(text)
-    return listed, total - len(listed)
+        first, total = visible_first(context, config, scope, _configures_rdma, RDMA_SETTINGS_LISTED)
+        listed = [f"{where(s.loc)}: {s.name}={s.value if s.value is not None else '(computed)'}" for s in first]
+        found = context.shared[key] = (config.settings, listed, total - len(listed))
+    return found[1][:], found[2]
 
 
 def setting_fields(setting: EnvSetting) -> dict:

@@ -10,7 +10,7 @@ from topolint.checks._config import (
     rdma_settings_listed,
     topology_label,
     topology_views,
-    visible_settings,
+    visible_first,
 )
 from topolint.model.config import EnvSetting
 from topolint.model.nccl_env import level_name, param_read
@@ -54,14 +54,16 @@ def evidenced_hits(context, rule: str):
             yield hit
 
 
+def _asks_for_ib(o: EnvSetting) -> bool:
+    return o.literal and o.name == "NCCL_NET" and (o.value or "").strip().upper() == "IB"
+
+
 def _asks_ib(context, config, scope: str) -> bool:
     """NCCL_NET=IB applies in ``scope``: asked once per file and scope, not once per setting."""
     key = ("asks_ib", id(config), scope)
     found = context.shared.get(key)
     if found is None or found[0] is not config.settings:
-        asks = any(o.name == "NCCL_NET" and (o.value or "").strip().upper() == "IB"
-                   for o in visible_settings(context, config, scope) if o.literal)
-        found = context.shared[key] = (config.settings, asks)
+        found = context.shared[key] = (config.settings, visible_first(context, config, scope, _asks_for_ib, 1)[1] > 0)
     return found[1]
 
 
@@ -73,7 +75,7 @@ def _decide(context) -> list[Case]:
         if (s.name == "NCCL_IB_DISABLE" and param_read(value)) or (s.name == "NCCL_NET" and value.lower() == "socket"):
             evidence = [f"{topology_label(v)} names RDMA NICs: {', '.join(sorted({h.name for h in v.hcas}))}"
                         for v in views if v.rdma]
-            listed, more = rdma_settings_listed(context, config, s.scope, s)
+            listed, more = rdma_settings_listed(context, config, s.scope)
             evidence += [f"{e} in the same scope configures RDMA" for e in listed]
             if more:
                 evidence.append(f"... and {more} more settings in the same scope configure RDMA")

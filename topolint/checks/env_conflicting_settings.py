@@ -152,9 +152,8 @@ def _contradictions(settings) -> Iterator[Hit]:
             continue
         index, reported = ScopeIndex(sides), set()
         for a in (s for s in named.get(a_name, ()) if a_test(s.value.strip())):
-            related = index.related(a.scope)
-            if related and id(related[0]) not in reported:  # a's first b; a later a of it adds nothing
-                b = related[0]
+            b = index.first(a.scope)
+            if b is not None and id(b) not in reported:  # a's first b; a later a of it adds nothing
                 reported.add(id(b))
                 hit = setting_hit(b, other=a.name, other_value=a.value, earlier_line=a.loc.line,
                                   earlier_value=a.value)
@@ -166,14 +165,13 @@ def _contradictions(settings) -> Iterator[Hit]:
     # in part is ENV invalid-value's finding, not a range conflict.
     for low, high in (("NCCL_MIN_CTAS", "NCCL_MAX_CTAS"), ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS")):
         lows = [(s, param_int(s.value)) for s in named.get(low, ())]
-        index = ScopeIndex([_Numbered(s, v, i) for i, (s, v) in enumerate(p for p in lows if p[1] is not None)])
-        maxima: dict[str, tuple] = {}
+        index = _Minima([_Numbered(s, v, i) for i, (s, v) in enumerate(p for p in lows if p[1] is not None)])
         found = []  # (a's place, b's place, a, b): each b against the first a above it
         for place, b in enumerate(named.get(high, ())):
             value = param_int(b.value)
             if value is None:
                 continue
-            first = _first_above(index, maxima, b.scope, value)
+            first = index.first_above(b.scope, value)
             if first is not None:
                 found.append((first[0], place, first[1], b))
         for _, _, a, b in sorted(found, key=lambda f: f[:2]):  # the order comparing pairs yields them
@@ -194,20 +192,46 @@ class _Numbered:
         self.setting, self.value, self.scope, self.order = setting, value, setting.scope, order
 
 
-def _first_above(index: ScopeIndex, maxima: dict, scope: str, value: int):
-    """(place, setting) of the first indexed setting related to ``scope`` whose value is above
-    ``value``, by a search of the running maximum of that scope's related settings (kept per scope)."""
-    known = maxima.get(scope)
-    if known is None:
-        related = index.related(scope)
+class _Minima(ScopeIndex):
+    """MIN settings by scope, answering the first related one above a value: each scope's
+    settings carry their running maximum (kept per scope), searched in the scopes around the
+    asked one; the scopes inside it are merged once per asked scope. No scope's answer copies
+    what the scopes around it hold (n prefixed commands under n job-level MINs)."""
+
+    def __init__(self, items: list):
+        super().__init__(items)
+        self._running: dict[str, list[int]] = {}  # scope -> running maxima of its own items
+        self._inside: dict[str, tuple[list[int], list[int]]] = {}  # asked scope -> (places, running maxima)
+
+    def first_above(self, scope: str, value: int):
+        """(place, setting) of the first related item whose value is above ``value``, or None."""
+        found = [self._above(self.by_scope[s], self._maxima(s), value) for s in self.chain(scope)]
+        inside = self._inside.get(scope)
+        if inside is None:
+            places = sorted(i for s in self.inner(scope) for i in self.by_scope[s])
+            inside = self._inside[scope] = (places, self._rising(places))
+        found.append(self._above(*inside, value))
+        place = min((p for p in found if p is not None), default=None)
+        if place is None:
+            return None
+        item = self.items[place]
+        return item.order, item.setting
+
+    def _maxima(self, scope: str) -> list[int]:
+        running = self._running.get(scope)
+        if running is None:
+            running = self._running[scope] = self._rising(self.by_scope[scope])
+        return running
+
+    def _rising(self, places: list[int]) -> list[int]:
         highest, running = None, []
-        for item in related:
-            highest = item.value if highest is None or item.value > highest else highest
+        for i in places:
+            value = self.items[i].value
+            highest = value if highest is None or value > highest else highest
             running.append(highest)
-        known = maxima[scope] = (related, running)
-    related, running = known
-    place = bisect.bisect_right(running, value)  # running maxima only rise: the first above value
-    if place == len(running):
-        return None
-    item = related[place]
-    return item.order, item.setting
+        return running
+
+    @staticmethod
+    def _above(places: list[int], running: list[int], value: int) -> int | None:
+        at = bisect.bisect_right(running, value)  # running maxima only rise: the first above value
+        return places[at] if at < len(running) else None

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from topolint.checks import CheckParameters
-from topolint.checks._config import as_int, rdma_settings_listed, visible_launch, where
+from topolint.checks._config import as_int, container_launch, rdma_settings_listed, where
 from topolint.engine.finding import Hit
 from topolint.model import config as cfg
 from topolint.model.numbers import decimal_fraction
@@ -37,7 +37,7 @@ def check(context, params: Parameters) -> Iterator[Hit]:
             rdma, more = rdma_settings_listed(context, config, scope)
             if not rdma:
                 continue
-            facts = [f for f in visible_launch(context, config, scope) if f.scope == scope or f.kind == cfg.ENV_FROM]
+            facts = container_launch(context, config, scope)
             by_kind: dict[str, list] = {}
             for fact in facts:
                 by_kind.setdefault(fact.kind, []).append(fact)
