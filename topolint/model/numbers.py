@@ -417,7 +417,11 @@ def cpumask(text: str | None) -> CpuSet | None:
         value = hex_int(word) if len(word) <= MAX_DIGITS else None
         if value is None:
             return None
-        pairs.extend((base + low, base + high) for low, high in _bit_runs(value))
+        for low, high in _bit_runs(value):  # lowest first, word after word: a run across words is one pair
+            if pairs and base + low == pairs[-1][1] + 1:
+                pairs[-1] = (pairs[-1][0], base + high)
+            else:
+                pairs.append((base + low, base + high))
         base += width
     return CpuSet.of(pairs)
 
@@ -446,7 +450,9 @@ def hwloc_bitmap(text: str | None) -> CpuSet | None:
     words = text.strip().split(",")
     if not all(w.startswith(("0x", "0X")) for w in words):
         return None
-    return cpumask(",".join(w[2:] for w in words))
+    bare = ",".join(w[2:] for w in words)
+    del words  # cpumask splits its own: a 65,536-node nodeset is 2,048 words (issue 20)
+    return cpumask(bare)
 
 
 _PCI = re.compile(r"(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])")
