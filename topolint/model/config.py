@@ -10,9 +10,10 @@ container), ``stage:build`` (a Dockerfile stage), ``service:trainer`` (compose).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from topolint.model.facts import Location, build
+from topolint.model.facts import Location, build, location
 
 # Launch fact kinds.
 GPUS_PER_POD = "gpus-per-pod"  # nvidia.com/gpu, compose device count, docker --gpus
@@ -45,7 +46,7 @@ CONTAINER = "container"  # a container spec exists in this scope (value: its kin
 
 
 class _Derived:
-    """An EnvSetting's raw or value_written that it derives rather than holds (one object, pickled as itself)."""
+    """In an EnvSetting's extra fields: this one is derived, not held (one object, pickled as itself)."""
 
     def __reduce__(self):
         return "_DERIVED"
@@ -53,83 +54,173 @@ class _Derived:
 
 _DERIVED = _Derived()
 
+# What an EnvSetting's shared context (path, scope, source, the path of its Locations, flags) says.
+_DEFAULT_ONLY, _PASSTHROUGH, _VALUE_AT = 1, 2, 128
+_WRITTEN, _RAW = 4, 16  # the modes below, in two and three bits
+# value_written as a function of the value, and raw of the name, value and value_written; the mode past
+# the last (_WRITTEN_EXTRA, _RAW_EXTRA) when it is none of these: then it is one of the context's
+# extra fields, as are odd Locations.
+_WRITTEN_AS = (lambda v: "", lambda v: v, lambda v: f'"{v}"')
+_RAW_AS = (lambda n, v, w: "", lambda n, v, w: f"{n}={w}", lambda n, v, w: n, lambda n, v, w: w,
+           lambda n, v, w: f"{n}={v}")
+_WRITTEN_EXTRA, _RAW_EXTRA = len(_WRITTEN_AS), len(_RAW_AS)
+_COLUMN = 1 << 26  # columns packed in 26 bits (an input is at most 32 MiB)
+_CONTEXTS: dict[tuple, tuple] = {}
+
+
+def _context(key: tuple) -> tuple:
+    """One tuple for every setting of a file, scope, source and flags (there are few of those), and
+    extra fields (a raw text the parser shares between settings); a Location is not hashable."""
+    try:
+        found = _CONTEXTS.get(key)
+    except TypeError:
+        return key
+    if found is None:
+        if len(_CONTEXTS) >= 4096:
+            _CONTEXTS.clear()
+        found = _CONTEXTS[key] = key
+    return found
+
+
+def _mode(text, forms: tuple, *args) -> int:
+    if type(text) is str:
+        for mode, form in enumerate(forms):
+            if text == form(*args):
+                return mode
+    return len(forms)
+
 
 class EnvSetting:
-    """One setting of a variable. A plain slotted class, not a dataclass with a __dict__: a config
-    file is mostly these (issue 20, memory bounded by the input), so what one holds is what it
-    cannot derive. ``raw`` and ``value_written`` are kept only where they differ from
-    ``name=value_written`` and ``value``; ``loc`` as its path and one int for its line and column
-    (a Location model is some 130 bytes), ``value_at`` as its column where it is on ``loc``'s line.
+    """One setting of a variable. A config file is mostly these (issue 20, memory bounded by the
+    input), so a setting holds four slots: its name and value, its Location(s) packed in one int
+    (line, column, and value_at's line offset and column), and a context tuple shared by every
+    setting of one file, scope, source and flags (the flags say how ``value_written`` follows from
+    the value and ``raw`` from the name, value and value_written, the usual shapes; anything else, and odd
+    Locations, are extra fields of a context of its own). Made with ``text`` (parsers/_lines.py
+    TextLines, the file's text) where its name is at ``loc`` there, a setting is a ``_Sliced`` one
+    instead: its strings are cut from that text on each read, its position is one offset.
     Each read of ``loc`` or ``value_at`` makes an equal Location: change a setting's by assigning one
-    (and ``name`` and ``value`` are not changed once made: the derived texts follow them)."""
+    (``name`` and ``value`` are not changed once made: the derived texts follow them)."""
 
-    __slots__ = ("name", "value", "_loc", "_at", "scope", "source", "path", "default_only", "passthrough", "_raw",
-                 "_written", "_value_at")
+    __slots__ = ("_name", "_value", "_at", "_ctx")
 
     def __init__(self, name: str, value: str | None, loc: Location, scope: str, source: str, path: str,
                  raw: str = "", default_only: bool = False, passthrough: bool = False,
-                 value_at: Location | None = None, value_written: str = ""):
-        self.name = name
-        self.value: str | None = value  # None: not a literal (``$VAR``, valueFrom, a computed expression)
-        self.loc = loc
-        self.scope = scope
-        self.source = source  # how it is set: export, assign, command, srun-export, sbatch-export, mpirun-x, ...
-        self.path = path
-        self.default_only = default_only  # ``X=${X:-v}``, setdefault: applies only when unset
-        self.passthrough = passthrough  # ``mpirun -x VAR``, ``export VAR``: forwards, sets nothing
-        self.value_written = value_written
-        self.value_at = value_at
-        self.raw = raw
+                 value_at: Location | None = None, value_written: str = "", text=None):
+        # value: None where it is not a literal (``$VAR``, valueFrom, a computed expression).
+        # source: how it is set: export, assign, command, srun-export, sbatch-export, mpirun-x, ...
+        # default_only: ``X=${X:-v}``, setdefault: applies only when unset.
+        # passthrough: ``mpirun -x VAR``, ``export VAR``: forwards, sets nothing.
+        # value_at, value_written: where the value is written (its opening quote included) and its
+        # exact text there, for a value edit; None and "" where it is not one run of text on one line.
+        fields = (name, value, loc, scope, source, path, raw, default_only, passthrough, value_at, value_written)
+        if text is None or not _Sliced._slice(self, text, *fields):
+            self._make(*fields)
 
-    # The text as written.
+    def _make(self, name, value, loc, scope, source, path, raw, default_only, passthrough, value_at, written):
+        self._name, self._value = name, value
+        flags = (_DEFAULT_ONLY if default_only else 0) | (_PASSTHROUGH if passthrough else 0)
+        at, loc_path = 0, None
+        if type(loc) is Location and type(loc.line) is int and loc.line >= 0 and type(loc.column) is int \
+                and 0 <= loc.column < _COLUMN:
+            at, loc_path = (loc.line << 26 | loc.column) << 30, loc.path
+            if value_at is not None and type(value_at) is Location and value_at.path == loc_path \
+                    and type(value_at.line) is int and 0 <= value_at.line - loc.line < 16 \
+                    and type(value_at.column) is int and 0 <= value_at.column < _COLUMN:
+                at |= value_at.column << 4 | (value_at.line - loc.line)
+                flags |= _VALUE_AT
+        written_mode = _mode(written, _WRITTEN_AS, value)
+        raw_mode = _mode(raw, _RAW_AS, name, value, written)
+        self._at = at
+        flags |= written_mode * _WRITTEN | raw_mode * _RAW
+        key = (path, scope, source, loc_path, flags)
+        if loc_path is None or (value_at is not None and not flags & _VALUE_AT) or written_mode == _WRITTEN_EXTRA \
+                or raw_mode == _RAW_EXTRA:
+            key += (raw if raw_mode == _RAW_EXTRA else _DERIVED, written if written_mode == _WRITTEN_EXTRA else _DERIVED,
+                    _DERIVED if loc_path is not None else loc, value_at if not flags & _VALUE_AT else None)
+        self._ctx = _context(key)
+
+    def _fields(self) -> tuple:
+        return (self.name, self.value, self.loc, self.scope, self.source, self.path, self.raw, self.default_only,
+                self.passthrough, self.value_at, self.value_written)
+
+    def _change(self, field: str, new) -> None:
+        fields = dict(zip(self._FIELDS, self._fields()))
+        fields[field] = new
+        self.__class__ = EnvSetting
+        self._make(*fields.values())
+
+    def _recontext(self, index: int, new) -> None:
+        ctx = self._ctx
+        self._ctx = _context(ctx[:index] + (new,) + ctx[index + 1:])
+
     @property
-    def raw(self) -> str:
-        raw = self._raw
-        return f"{self.name}={self.value_written}" if raw is _DERIVED else raw
+    def name(self) -> str:
+        return self._name
+
+    @name.setter
+    def name(self, name: str) -> None:
+        self._change("name", name)
+
+    @property
+    def value(self) -> str | None:
+        return self._value
+
+    @value.setter
+    def value(self, value: str | None) -> None:
+        self._change("value", value)
+
+    path = property(lambda self: self._ctx[0], lambda self, new: self._recontext(0, new))
+    scope = property(lambda self: self._ctx[1], lambda self, new: self._recontext(1, new))
+    source = property(lambda self: self._ctx[2], lambda self, new: self._recontext(2, new))
+    default_only = property(lambda self: bool(self._ctx[4] & _DEFAULT_ONLY),
+                            lambda self, new: self._change("default_only", new))
+    passthrough = property(lambda self: bool(self._ctx[4] & _PASSTHROUGH),
+                           lambda self, new: self._change("passthrough", new))
+
+    @property
+    def raw(self) -> str:  # the text as written
+        ctx = self._ctx
+        mode = ctx[4] // _RAW & 7
+        return ctx[5] if mode == _RAW_EXTRA else _RAW_AS[mode](self._name, self._value, self.value_written)
 
     @raw.setter
     def raw(self, raw: str) -> None:
-        self._raw = _DERIVED if raw and raw == f"{self.name}={self.value_written}" else raw
+        self._change("raw", raw)
 
-    # Where the value is written (its opening quote included) and its exact text there, for a
-    # value edit; None and "" where it is not one run of text on one line (multi-line, not located).
     @property
     def value_written(self) -> str:
-        written = self._written
-        return self.value if written is _DERIVED else written
+        ctx = self._ctx
+        mode = ctx[4] // _WRITTEN & 3
+        return ctx[6] if mode == _WRITTEN_EXTRA else _WRITTEN_AS[mode](self._value)
 
     @value_written.setter
     def value_written(self, written: str) -> None:
-        self._written = _DERIVED if written and written == self.value else written
+        self._change("value_written", written)
 
     @property
     def loc(self) -> Location:  # line and column of the name
-        at = self._at
-        if at is None:
-            return self._loc
-        return build(Location, path=self._loc, line=at >> 32, column=at & 0xFFFFFFFF)
+        ctx = self._ctx
+        if ctx[3] is None:
+            return ctx[7]
+        at = self._at >> 30
+        return location(ctx[3], at >> 26, at & (_COLUMN - 1))
 
     @loc.setter
     def loc(self, loc: Location) -> None:
-        if type(loc) is Location and 0 <= loc.column <= 0xFFFFFFFF:
-            self._loc, self._at = loc.path, loc.line << 32 | loc.column
-        else:
-            self._loc, self._at = loc, None
+        self._change("loc", loc)
 
     @property
     def value_at(self) -> Location | None:
-        at = self._value_at
-        if type(at) is int:
-            line = self._at >> 32 if self._at is not None else self._loc.line
-            path = self._loc if self._at is not None else self._loc.path
-            return build(Location, path=path, line=line, column=at)
-        return at
+        ctx = self._ctx
+        if not ctx[4] & _VALUE_AT:
+            return ctx[8] if len(ctx) > 5 else None
+        at = self._at
+        return location(ctx[3], (at >> 56) + (at & 15), at >> 4 & (_COLUMN - 1))
 
     @value_at.setter
     def value_at(self, at: Location | None) -> None:
-        loc = self.loc
-        same_line = type(at) is Location and at.line == loc.line and at.path == loc.path
-        self._value_at = at.column if same_line else at
+        self._change("value_at", at)
 
     @property
     def literal(self) -> bool:
@@ -141,18 +232,146 @@ class EnvSetting:
     _FIELDS = ("name", "value", "loc", "scope", "source", "path", "raw", "default_only", "passthrough", "value_at",
                "value_written")
 
-    def _key(self) -> tuple:
-        return tuple(getattr(self, name) for name in self._FIELDS)
-
     def __eq__(self, other):
-        if other.__class__ is not self.__class__:
+        if not isinstance(other, EnvSetting):
             return NotImplemented
-        return self._key() == other._key()
+        return self._fields() == other._fields()
 
     __hash__ = None  # mutable, as the dataclass it was
 
+    def __reduce__(self):  # every setting pickles as a plain one: a sliced one's text stays behind
+        return EnvSetting, self._fields()
+
     def __repr__(self) -> str:
-        return f"EnvSetting({', '.join(f'{name}={getattr(self, name)!r}' for name in self._FIELDS)})"
+        return f"EnvSetting({', '.join(f'{name}={value!r}' for name, value in zip(self._FIELDS, self._fields()))})"
+
+
+class _Sliced(EnvSetting):
+    """A setting whose name, value_written and raw are runs of its file's text: ``_name`` holds
+    that TextLines, ``_at`` the name's offset in it and the lengths and offsets of the rest (see
+    _slice), ``_value`` the value where it is not value_written (or it without its quotes), and the
+    context's flags only default_only and passthrough. Some 100 bytes a setting, whatever its text."""
+
+    __slots__ = ()
+
+    # _at, from bit 0: value_at is where value_written starts (1 bit); the value: None,
+    # value_written, value_written less its first and last character, or _value (2); where raw
+    # starts: that many characters before the name (0-13), as value_written (14) or "" (15) (4);
+    # raw ends that many characters after value_written (3); value_written starts that many
+    # characters after the name (4) and is that long (12); the name's length (8); its offset.
+    @staticmethod
+    def _slice(self, text, name, value, loc, scope, source, path, raw, default_only, passthrough, value_at,
+              written) -> bool:
+        """Make ``self`` a _Sliced setting of ``text``; False when these fields are not runs of it."""
+        source_text, starts = text.text, text.starts
+        if type(loc) is not Location or type(name) is not str or type(written) is not str \
+                or not 0 < len(name) < 256 or not 0 < loc.line <= len(starts):
+            return False
+        offset = starts[loc.line - 1] + loc.column - 1
+        if _line_column(starts, offset) != (loc.line, loc.column) or not source_text.startswith(name, offset):
+            return False
+        length = len(written)
+        if value_at is None:
+            start = offset + len(name)
+            if length:
+                return False
+        else:
+            if type(value_at) is not Location or value_at.path != loc.path or not 0 < value_at.line <= len(starts):
+                return False
+            start = starts[value_at.line - 1] + value_at.column - 1
+            if _line_column(starts, start) != (value_at.line, value_at.column):
+                return False
+        gap = start - offset - len(name)
+        if not 0 <= gap < 16 or length >= 4096 or not source_text.startswith(written, start):
+            return False
+        if value is None:
+            value_mode = 0
+        elif value == written:
+            value_mode = 1
+        elif length >= 2 and len(value) == length - 2 and source_text.startswith(value, start + 1):
+            value_mode = 2
+        else:
+            value_mode = 3
+        if raw == "":
+            before, after = 15, 0
+        elif raw == written:
+            before, after = 14, 0
+        else:
+            before = raw.find(name) if type(raw) is str else -1
+            after = offset - before + len(raw) - start - length
+            if not 0 <= before < 14 or not 0 <= after < 8 or offset < before \
+                    or not source_text.startswith(raw, offset - before):
+                return False
+        self._name, self._value = text, value if value_mode == 3 else None
+        self._at = (((((offset << 8 | len(name)) << 12 | length) << 4 | gap) << 3 | after) << 4 | before) << 3 \
+            | value_mode << 1 | (value_at is not None)
+        flags = (_DEFAULT_ONLY if default_only else 0) | (_PASSTHROUGH if passthrough else 0)
+        self._ctx = _context((path, scope, source, loc.path, flags))
+        self.__class__ = _Sliced
+        return True
+
+    @property
+    def name(self) -> str:
+        at = self._at
+        offset = at >> 34
+        return self._name.text[offset:offset + (at >> 26 & 255)]
+
+    @property
+    def value(self) -> str | None:
+        at = self._at
+        mode = at >> 1 & 3
+        if mode == 3:
+            return self._value
+        if not mode:
+            return None
+        start = (at >> 34) + (at >> 26 & 255) + (at >> 10 & 15)
+        length = at >> 14 & 4095
+        return self._name.text[start:start + length] if mode == 1 else self._name.text[start + 1:start + length - 1]
+
+    @property
+    def value_written(self) -> str:
+        at = self._at
+        start = (at >> 34) + (at >> 26 & 255) + (at >> 10 & 15)
+        return self._name.text[start:start + (at >> 14 & 4095)]
+
+    @property
+    def raw(self) -> str:
+        at = self._at
+        before = at >> 3 & 15
+        if before == 15:
+            return ""
+        if before == 14:
+            return self.value_written
+        offset = at >> 34
+        end = offset + (at >> 26 & 255) + (at >> 10 & 15) + (at >> 14 & 4095) + (at >> 7 & 7)
+        return self._name.text[offset - before:end]
+
+    @property
+    def loc(self) -> Location:
+        line, column = _line_column(self._name.starts, self._at >> 34)
+        return location(self._ctx[3], line, column)
+
+    @property
+    def value_at(self) -> Location | None:
+        at = self._at
+        if not at & 1:
+            return None
+        line, column = _line_column(self._name.starts, (at >> 34) + (at >> 26 & 255) + (at >> 10 & 15))
+        return location(self._ctx[3], line, column)
+
+    # The setters of EnvSetting's properties: a _Sliced setting takes them as a plain one.
+    name = name.setter(EnvSetting.name.fset)
+    value = value.setter(EnvSetting.value.fset)
+    value_written = value_written.setter(EnvSetting.value_written.fset)
+    raw = raw.setter(EnvSetting.raw.fset)
+    loc = loc.setter(EnvSetting.loc.fset)
+    value_at = value_at.setter(EnvSetting.value_at.fset)
+
+
+def _line_column(starts, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset`` in a text whose lines start at ``starts``."""
+    line = bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
 
 
 @dataclass(slots=True)

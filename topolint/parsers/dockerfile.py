@@ -87,7 +87,12 @@ def parse_dockerfile(source: SourceFile) -> ConfigFile:
         elif keyword in ("COPY", "ADD") and not heredocs:
             _copy(config, body, Cursor(lines, first, number), stage, stage_names, copies, source.path)
         elif keyword == "ENV":
-            _env(config, body, Cursor(lines, first, number), stage, source.path, first)
+            # Its words are split from the physical lines again, not from the joined text: that and
+            # the settings made from it (cut from the file's text) are not held together.
+            skip, instruction = match.end(), None
+            match = body = None
+            _env(config, lambda: _pieces(lines, first - 1, number, continuation, skip), Cursor(lines, first, number),
+                 stage, source.path, first)
         elif keyword == "RUN" and heredocs:
             _run_heredocs(config, source, lines, body, heredocs, f"{stage}#run@{first}", first)
         elif heredocs:
@@ -186,21 +191,35 @@ def _join_continued(lines: list[str], number: int, continuation: re.Pattern) -> 
     character and the blanks after it go, the next line follows directly (its leading blanks
     kept), comment lines and empty lines inside the continuation are dropped. Returns the text and
     the index of the line after it."""
-    text, continued = _trim_continuation(lines[number].rstrip("\r"), continuation)
+    start, continued = number, continuation.search(lines[number].rstrip("\r")) is not None
     number += 1
     if not continued:
-        return text, number
-    # Joined as UTF-8 bytes, a byte a character: a list of every line's str is some 60 bytes a
-    # line more (issue 20); surrogatepass round-trips any text.
-    joined = bytearray(text.encode("utf-8", "surrogatepass"))
+        return next(_pieces(lines, start, number, continuation)), number
     while continued and number < len(lines):
         text = lines[number].rstrip("\r")
         number += 1
-        if not text.strip() or text.lstrip().startswith("#"):
-            continue
-        text, continued = _trim_continuation(text, continuation)
+        if text.strip() and not text.lstrip().startswith("#"):
+            continued = continuation.search(text) is not None
+    # Joined as UTF-8 bytes, a byte a character: a list of every line's str is some 60 bytes a
+    # line more (issue 20); surrogatepass round-trips any text.
+    joined = bytearray()
+    for text in _pieces(lines, start, number, continuation):
         joined += text.encode("utf-8", "surrogatepass")
     return joined.decode("utf-8", "surrogatepass"), number
+
+
+def _pieces(lines, start: int, end: int, continuation: re.Pattern, skip: int = 0):
+    """The parts of lines ``start`` to ``end`` (0-based, end excluded) one instruction joins, less
+    its first ``skip`` characters: each line without its continuation, the comment and empty lines
+    after the first dropped."""
+    for index in range(start, end):
+        text = lines[index].rstrip("\r")
+        if index > start and (not text.strip() or text.lstrip().startswith("#")):
+            continue
+        text = _trim_continuation(text, continuation)[0]
+        if skip:
+            text, skip = text[skip:], max(0, skip - len(text))
+        yield text
 
 
 def _trim_continuation(text: str, continuation: re.Pattern) -> tuple[str, bool]:
@@ -267,11 +286,13 @@ def _copy_heredocs(config: ConfigFile, body: str, heredocs: list[tuple], stage: 
                                                      f"copied to {destination or '?'}: not analysed"))
 
 
-def _env(config: ConfigFile, body: str, cursor: Cursor, stage: str, path: str, first: int) -> None:
+def _env(config: ConfigFile, body, cursor: Cursor, stage: str, path: str, first: int) -> None:
+    """``body()``: the instruction's text after ``ENV``, in the parts _pieces gives."""
     # Word by word, not shlex.split's whole list (issue 20: an ENV over thousands of lines); the
-    # settings are added once every word has split, as none are when one does not.
-    words = _words(body)
-    settings: list[EnvSetting] = []
+    # settings are kept once every word has split, as none are when one does not.
+    words = _words(body())
+    settings = config.settings
+    kept = len(settings)
     try:
         first_word = next(words, None)
         if first_word is None:
@@ -281,7 +302,7 @@ def _env(config: ConfigFile, body: str, cursor: Cursor, stage: str, path: str, f
         else:  # legacy form: ENV NAME value with spaces
             for _ in words:
                 pass  # the rest must split too
-            value = body.strip()[len(first_word):].strip()
+            value = "".join(body()).strip()[len(first_word):].strip()
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
                 value = value[1:-1]
             pairs = iter([(first_word, value)])
@@ -294,29 +315,66 @@ def _env(config: ConfigFile, body: str, cursor: Cursor, stage: str, path: str, f
             settings.append(EnvSetting(name, value, config.loc(line, column), stage, "dockerfile-env", path,
                                        raw=f"{name}={raw}", default_only=default,
                                        value_at=config.loc(line, value_at) if written else None,
-                                       value_written=written or ""))
+                                       value_written=written or "", text=cursor.lines))
     except _SplitError as exc:
+        del settings[kept:]
         config.skipped.append(SkippedLine(first, f"cannot split the ENV instruction ({exc})"))
-        return
-    config.settings.extend(settings)
 
 
 class _SplitError(Exception):
     pass
 
 
-def _words(body: str):
-    """shlex.split's words, one at a time."""
-    lexer = shlex.shlex(body, posix=True)
-    lexer.whitespace_split, lexer.commenters = True, ""
-    while True:
-        try:
-            word = lexer.get_token()
-        except ValueError as exc:
-            raise _SplitError(exc) from None
-        if word is None:
-            return
-        yield word
+_BLANKS = " \t\r\n"  # shlex's whitespace
+_PLAIN = re.compile(r"[^ \t\r\n'\"\\]+")
+_DOUBLE_QUOTED = re.compile(r'[^"\\]+')
+
+
+def _words(pieces):
+    """shlex.split's words (posix, no comments), one at a time, of the text ``pieces`` make up:
+    shlex reads a str through a StringIO, 4 bytes a character (issue 20)."""
+    state, escaped, parts = " ", None, []  # state: between words, in one ("a"), in quotes
+    for piece in pieces:
+        i, end = 0, len(piece)
+        while i < end:
+            char = piece[i]
+            if escaped is not None:  # the character after a backslash: in double quotes,
+                if escaped == '"' and char not in '"\\':  # only " and \ are escaped
+                    parts.append("\\")
+                parts.append(char)
+                state, escaped, i = escaped, None, i + 1
+            elif state == "'":
+                close = piece.find("'", i)
+                parts.append(piece[i:] if close < 0 else piece[i:close])
+                i, state = (end, state) if close < 0 else (close + 1, "a")
+            elif state == '"':
+                if char == '"':
+                    state, i = "a", i + 1
+                elif char == "\\":
+                    escaped, i = '"', i + 1
+                else:
+                    run = _DOUBLE_QUOTED.match(piece, i)
+                    parts.append(run.group())
+                    i = run.end()
+            elif char in _BLANKS:
+                if state == "a":
+                    yield "".join(parts)
+                    state, parts = " ", []
+                i += 1
+            elif char == "\\":
+                state, escaped, i = "a", "a", i + 1
+            elif char in "'\"":
+                state, i = char, i + 1
+            else:
+                run = _PLAIN.match(piece, i)
+                parts.append(run.group())
+                state, i = "a", run.end()
+    if escaped is not None:
+        raise _SplitError("No escaped character")
+    if state in ("'", '"'):
+        raise _SplitError("No closing quotation")
+    if state == "a":
+        yield "".join(parts)
 
 
 def _chain(first: str, rest):

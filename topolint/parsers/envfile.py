@@ -21,11 +21,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from topolint.inputs.source import SourceFile
 from topolint.model.config import ConfigFile, EnvSetting, SkippedLine
 from topolint.model.numbers import strtol
+from topolint.parsers._lines import TextLines
 
 _LINE = re.compile(r"^(\s*)(export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)$")
 COMPOSE_NOTE = "read as docker compose reads a .env file (no other consumer seen)"
@@ -50,7 +51,8 @@ def read_compose_env(source: SourceFile, scope: str, how: str) -> ConfigFile:
 def parse_docker_env_file(source: SourceFile) -> ConfigFile:
     """A ``docker run --env-file`` file: the value is everything after the first ``=``."""
     config = ConfigFile(path=source.path, format="docker-env-file")
-    for number, text in enumerate(split_lines(source.text), 1):
+    lines = TextLines(source.text)  # the settings' names and values are runs of it (model/config.py _Sliced)
+    for number, text in enumerate(lines, 1):
         line = text.rstrip("\r")
         stripped = line.lstrip()
         if not stripped or stripped.startswith("#"):
@@ -64,15 +66,16 @@ def parse_docker_env_file(source: SourceFile) -> ConfigFile:
             config.settings.append(EnvSetting(name, value if has_value else None, config.loc(number, column), "file",
                                               "docker-env-file", source.path, raw=stripped, passthrough=not has_value,
                                               value_at=config.loc(number, column + len(name) + 1),
-                                              value_written=value if has_value else ""))
+                                              value_written=value if has_value else "", text=lines))
     return config
 
 
 def parse_literal_lines(lines: Iterable[str], config: ConfigFile, first_line: int = 1, scope: str = "file",
                         how: str | None = None, path: str | None = None, expanded: bool = False,
-                        loc=None) -> None:
+                        loc=None, file_lines: TextLines | None = None) -> None:
     """``VAR=value`` lines with the value as written (nccl.conf, .deepspeed_env), from ``first_line``.
-    ``expanded``: the lines come from an unquoted heredoc, so a ``$`` value is computed, not literal."""
+    ``expanded``: the lines come from an unquoted heredoc, so a ``$`` value is computed, not literal.
+    ``file_lines``: the lines are the file's, its TextLines (the settings are then runs of it)."""
     path = path or config.path
     loc = loc or config.loc
     for number, text in enumerate(lines, first_line):
@@ -92,7 +95,7 @@ def parse_literal_lines(lines: Iterable[str], config: ConfigFile, first_line: in
                 value = None
             config.settings.append(EnvSetting(name, value, loc(number, column), scope, how or config.format,
                                               path, raw=stripped, value_at=loc(number, value_column),
-                                              value_written=value or ""))
+                                              value_written=value or "", text=file_lines))
 
 
 # NCCL's reader (src/misc/param.cc setEnvFile, NVIDIA/nccl@5067397) takes the bytes before the
@@ -105,25 +108,15 @@ def parse_nccl_conf(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="nccl-conf")
     if source.bom:  # one setting a line: line 1's is lost
         config.bom_kept[source.path] = (NCCL_KEEPS_BOM, len(source.text.split("\n", 1)[0]))
-    parse_literal_lines(split_lines(source.text), config)
+    lines = TextLines(source.text)
+    parse_literal_lines(lines, config, file_lines=lines)
     return config
-
-
-def split_lines(text: str) -> Iterator[str]:
-    """``text.split("\n")`` one line at a time: not a list of every line's str (issue 20)."""
-    start = 0
-    while True:
-        end = text.find("\n", start)
-        if end < 0:
-            yield text[start:]
-            return
-        yield text[start:end]
-        start = end + 1
 
 
 def parse_deepspeed_env(source: SourceFile) -> ConfigFile:
     config = ConfigFile(path=source.path, format="deepspeed-env")
-    parse_literal_lines(split_lines(source.text), config)
+    lines = TextLines(source.text)
+    parse_literal_lines(lines, config, file_lines=lines)
     return config
 
 
@@ -147,6 +140,7 @@ class _Reject(Exception):
 class _ComposeEnv:
     def __init__(self, text: str, config: ConfigFile):
         self.text = text
+        self.lines = TextLines(text)  # the settings' names and values are runs of it (model/config.py _Sliced)
         self.config = config
         self.pos = 0
         self.values: dict[str, str | None] = {}  # what earlier lines set (None: not a literal)
@@ -274,7 +268,7 @@ class _ComposeEnv:
         self.config.settings.append(EnvSetting(share(name), share(value), self.config.loc(line, column), "file",
                                                self.config.format, self.config.path, raw=raw.strip(),
                                                default_only=default_only, passthrough=passthrough,
-                                               value_at=value_at, value_written=share(value_written)))
+                                               value_at=value_at, value_written=share(value_written), text=self.lines))
 
 
 def _expand_escapes(value: str) -> str:

@@ -16,6 +16,7 @@ import re
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.config import ConfigFile, EnvSetting
+from topolint.parsers._lines import TextLines
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what ast counts as a line break (not \f or \v)
 
@@ -39,6 +40,7 @@ class _Visitor:
         self.config = config
         self.source = source
         self.text = text
+        self.text_lines = TextLines(text)  # the settings' names and values are runs of it (model/config.py _Sliced)
         self._file_lines: list[str] | None = None  # split when a shell string needs them
         # Source lines as UTF-8 (ast's columns are byte offsets), split once: ast.get_source_segment
         # splits the whole file on every call, quadratic in a launcher with thousands of settings.
@@ -74,7 +76,7 @@ class _Visitor:
         self.config.settings.append(EnvSetting(
             name, _const(value_node) if value_node is not None else None,
             self.config.loc(key_node.lineno, column), scope, how, self.config.path,
-            raw=raw, default_only=default, **self.written(value_node, raw)))
+            raw=raw, default_only=default, text=self.text_lines, **self.written(value_node, raw)))
 
     def written(self, node, raw: str) -> dict:
         """``value_at``/``value_written`` of a string literal on one line (``"v"``, ``'v'``, ``r"v"``):
