@@ -122,15 +122,18 @@ class _WrittenScalar(ScalarNode):
         return end[1] if type(end) is tuple else end
 
 
-_PAIR = struct.Struct("<II")
+_HEAD = struct.Struct("<BIIII")  # a collection's _pos: the width of its items' places, then its own
+_PAIRS = {1: struct.Struct("<BB"), 2: struct.Struct("<HH"), 4: struct.Struct("<II"), 5: struct.Struct("<ii")}
+_CODES = ((0xFF, 1, "B"), (0xFFFF, 2, "H"), (0xFFFFFFFF, 4, "I"))  # 5: "i", an item before its collection
 
 
 class _Collection(list, _Node):
     """A sequence or mapping is the list of its items (one object, not a node and a list). An
     item that is a plain ``ScalarNode`` is kept as its bare text and made a node when read
     (``item``): most of a manifest is such scalars, and a node object each cost more than its
-    text. ``_pos`` holds the collection's line (from 1), column, end line (from 0) and end column,
-    then the line and column of each item (0, 0 for an item kept as a node), as 32-bit ints."""
+    text. ``_pos`` holds the collection's line (from 1), column, end line (from 0) and end column
+    (_HEAD), then the line and column of each item (0, 0 for an item kept as a node), its line as
+    the lines after the collection's, in 1, 2 or 4 bytes each (the fewest that hold them all)."""
 
     __slots__ = ("_tag", "_pos")
     style = None
@@ -144,10 +147,10 @@ class _Collection(list, _Node):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} at line {self.line}>"
 
-    line = property(lambda self: _PAIR.unpack_from(self._pos, 0)[0])
-    column = property(lambda self: _PAIR.unpack_from(self._pos, 0)[1])
-    end_line = property(lambda self: _PAIR.unpack_from(self._pos, 8)[0])
-    end_column = property(lambda self: _PAIR.unpack_from(self._pos, 8)[1])
+    line = property(lambda self: _HEAD.unpack_from(self._pos)[1])
+    column = property(lambda self: _HEAD.unpack_from(self._pos)[2])
+    end_line = property(lambda self: _HEAD.unpack_from(self._pos)[3])
+    end_column = property(lambda self: _HEAD.unpack_from(self._pos)[4])
 
     def item(self, at: int):
         """The node of item ``at``."""
@@ -156,7 +159,10 @@ class _Collection(list, _Node):
             return value
         node = ScalarNode()
         node.value = value
-        node.line, node.column = _PAIR.unpack_from(self._pos, 16 + 8 * at)
+        pos = self._pos
+        pair = _PAIRS[pos[0]]
+        lines, node.column = pair.unpack_from(pos, _HEAD.size + pair.size * at)
+        node.line = _HEAD.unpack_from(pos)[1] + lines
         return node
 
     def nodes(self) -> list:
@@ -194,7 +200,15 @@ class MappingNode(_Collection):
 
 
 _NO_PLACE = (0, 0)  # the place of an item kept as a node (its own line and column)
-_NO_END = _PAIR.pack(0, 0)
+
+
+def _packed(line: int, column: int, end, places: array) -> bytes:
+    """A collection's _pos, from its items' places (lines after its own, columns)."""
+    top = max(places, default=0)
+    size, code = next((size, code) for bound, size, code in _CODES if top <= bound)
+    if places and min(places) < 0:  # never seen from libyaml; kept exact all the same
+        size, code = 5, "i"
+    return _HEAD.pack(size, line, column, end.line, end.column) + (array(code, places).tobytes() if places else b"")
 
 _MERGE = "tag:yaml.org,2002:merge"
 # Scalars shared per parse (key names, kinds, labels repeat on every object): the first ones of
@@ -235,7 +249,7 @@ def each(node):
         node[at] = None
         yield item
     node.clear()
-    node._pos = node._pos[:16]
+    node._pos = node._pos[:_HEAD.size]
 
 
 def _explicit(tag):
@@ -294,7 +308,8 @@ def _compose_all(text: str) -> list:
             get_event()  # DocumentStart
             anchors: dict = {}
             stack: list = []  # the open collections (each the list of its items)
-            places: list = []  # and the array of their _pos, made bytes when they close
+            places: list = []  # and the places of their items, packed when they close (signed)
+            lines: list = []  # and their lines
             root = None
             aliases = False
             last_line = -1
@@ -325,7 +340,7 @@ def _compose_all(text: str) -> list:
                                 and end.column - column == len(value)):
                             if stack and anchor is None:  # the commonest item: its text and place
                                 stack[-1].append(value)
-                                places[-1].extend((line, column))
+                                places[-1].extend((line - lines[-1], column))
                                 continue
                             node = ScalarNode()
                         else:
@@ -342,7 +357,7 @@ def _compose_all(text: str) -> list:
                     else:
                         node = SequenceNode() if kind is SequenceStartEvent else MappingNode()
                         node._tag = _explicit(event.tag)
-                        node._pos = _PAIR.pack(line, column) + _NO_END  # its end when it closes
+                        node._pos = _HEAD.pack(1, line, column, 0, 0)  # its end when it closes
                     if anchor is not None:
                         if anchor in anchors:
                             first = anchors[anchor]
@@ -352,10 +367,7 @@ def _compose_all(text: str) -> list:
                         anchors[anchor] = node
                 elif kind is yaml.SequenceEndEvent or kind is yaml.MappingEndEvent:
                     node = stack.pop()
-                    place = places.pop()
-                    end = event.end_mark
-                    place[2], place[3] = end.line, end.column
-                    node._pos = place.tobytes()
+                    node._pos = _packed(lines.pop(), node.column, event.end_mark, places.pop())
                     if stack:
                         continue  # added to its parent when it opened
                     root = node
@@ -369,7 +381,8 @@ def _compose_all(text: str) -> list:
                     root = node
                 if kind is SequenceStartEvent or kind is MappingStartEvent:
                     stack.append(node)
-                    places.append(array("I", (line, column, 0, 0)))
+                    places.append(array("i"))
+                    lines.append(line)
             if root is not None:
                 documents.append(root)
                 aliased.append(aliases)
@@ -549,5 +562,6 @@ def merged(node):
                     seen.add(k.value)
                     flat += (k, v)
     result = MappingNode(flat)
-    result._tag, result._pos = node._tag, node._pos[:16] + _PAIR.pack(*_NO_PLACE) * len(flat)
+    result._tag = node._tag
+    result._pos = _HEAD.pack(1, *_HEAD.unpack_from(node._pos)[1:]) + _PAIRS[1].pack(*_NO_PLACE) * len(flat)
     return result
