@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import struct
+from array import array
 
 from topolint.inputs.source import InputError, SourceFile
 
@@ -120,11 +122,20 @@ class _WrittenScalar(ScalarNode):
         return end[1] if type(end) is tuple else end
 
 
-class _Collection(list, _Node):
-    """A sequence or mapping is the list of its items (one object, not a node and a list);
-    ``_end_line`` counts from 1, as ``line``, so that a node starting on that line shares the int."""
+_HEAD = struct.Struct("<BIIII")  # a collection's _pos: the width of its items' places, then its own
+_PAIRS = {1: struct.Struct("<BB"), 2: struct.Struct("<HH"), 4: struct.Struct("<II"), 5: struct.Struct("<ii")}
+_CODES = ((0xFF, 1, "B"), (0xFFFF, 2, "H"), (0xFFFFFFFF, 4, "I"))  # 5: "i", an item before its collection
 
-    __slots__ = ("_tag", "line", "column", "_end_line", "end_column")
+
+class _Collection(list, _Node):
+    """A sequence or mapping is the list of its items (one object, not a node and a list). An
+    item that is a plain ``ScalarNode`` is kept as its bare text and made a node when read
+    (``item``): most of a manifest is such scalars, and a node object each cost more than its
+    text. ``_pos`` holds the collection's line (from 1), column, end line (from 0) and end column
+    (_HEAD), then the line and column of each item (0, 0 for an item kept as a node), its line as
+    the lines after the collection's, in 1, 2 or 4 bytes each (the fewest that hold them all)."""
+
+    __slots__ = ("_tag", "_pos")
     style = None
     __hash__ = object.__hash__  # a node, not a value: compared and hashed by identity
     __eq__ = object.__eq__
@@ -136,9 +147,26 @@ class _Collection(list, _Node):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} at line {self.line}>"
 
-    @property
-    def end_line(self) -> int:
-        return self._end_line - 1
+    line = property(lambda self: _HEAD.unpack_from(self._pos)[1])
+    column = property(lambda self: _HEAD.unpack_from(self._pos)[2])
+    end_line = property(lambda self: _HEAD.unpack_from(self._pos)[3])
+    end_column = property(lambda self: _HEAD.unpack_from(self._pos)[4])
+
+    def item(self, at: int):
+        """The node of item ``at``."""
+        value = self[at]
+        if type(value) is not str:
+            return value
+        node = ScalarNode()
+        node.value = value
+        pos = self._pos
+        pair = _PAIRS[pos[0]]
+        lines, node.column = pair.unpack_from(pos, _HEAD.size + pair.size * at)
+        node.line = _HEAD.unpack_from(pos)[1] + lines
+        return node
+
+    def nodes(self) -> list:
+        return [self.item(at) for at in range(len(self))]
 
 
 class SequenceNode(_Collection):
@@ -147,7 +175,7 @@ class SequenceNode(_Collection):
 
     @property
     def value(self) -> list:
-        return self
+        return self.nodes()
 
     @property
     def tag(self) -> str:
@@ -155,24 +183,32 @@ class SequenceNode(_Collection):
 
 
 class MappingNode(_Collection):
-    """``value`` is the list of (key, value) pairs, as PyYAML's; ``flat`` (the node itself) holds
-    them as keys and values in turn (a tuple per pair would cost more than the two nodes' text)."""
+    """``value`` is the list of (key, value) pairs, as PyYAML's; the node itself holds them as
+    keys and values in turn (a tuple per pair would cost more than the two nodes' text)."""
 
     __slots__ = ()
     id = "mapping"
 
     @property
-    def flat(self) -> list:
-        return self
-
-    @property
     def value(self) -> list:  # a view for readers outside this module
-        return list(zip(self[0::2], self[1::2]))
+        nodes = self.nodes()
+        return list(zip(nodes[0::2], nodes[1::2]))
 
     @property
     def tag(self) -> str:
         return self._tag or "tag:yaml.org,2002:map"
 
+
+_NO_PLACE = (0, 0)  # the place of an item kept as a node (its own line and column)
+
+
+def _packed(line: int, column: int, end, places: array) -> bytes:
+    """A collection's _pos, from its items' places (lines after its own, columns)."""
+    top = max(places, default=0)
+    size, code = next((size, code) for bound, size, code in _CODES if top <= bound)
+    if places and min(places) < 0:  # never seen from libyaml; kept exact all the same
+        size, code = 5, "i"
+    return _HEAD.pack(size, line, column, end.line, end.column) + (array(code, places).tobytes() if places else b"")
 
 _MERGE = "tag:yaml.org,2002:merge"
 # Scalars shared per parse (key names, kinds, labels repeat on every object): the first ones of
@@ -208,12 +244,12 @@ def each(node):
     if type(node) is not SequenceNode:
         yield from (node.value if is_seq(node) else ())
         return
-    values = node.value
-    for at in range(len(values)):
-        item = values[at]
-        values[at] = None
+    for at in range(len(node)):
+        item = node.item(at)
+        node[at] = None
         yield item
-    values.clear()
+    node.clear()
+    node._pos = node._pos[:_HEAD.size]
 
 
 def _explicit(tag):
@@ -272,6 +308,8 @@ def _compose_all(text: str) -> list:
             get_event()  # DocumentStart
             anchors: dict = {}
             stack: list = []  # the open collections (each the list of its items)
+            places: list = []  # and the places of their items, packed when they close (signed)
+            lines: list = []  # and their lines
             root = None
             aliases = False
             last_line = -1
@@ -286,10 +324,8 @@ def _compose_all(text: str) -> list:
                 elif kind is ScalarEvent or kind is SequenceStartEvent or kind is MappingStartEvent:
                     mark = event.start_mark
                     line = mark.line + 1
-                    if line == last_line:
-                        line = last_line  # the same int object for nodes on one line
-                    last_line = line
                     column = mark.column
+                    anchor = event.anchor
                     if kind is ScalarEvent:
                         value = event.value
                         shared = words.get(value)
@@ -302,6 +338,10 @@ def _compose_all(text: str) -> list:
                         end = event.end_mark
                         if (event.tag is None and style == "" and flags == _PLAIN and end.line + 1 == line
                                 and end.column - column == len(value)):
+                            if stack and anchor is None:  # the commonest item: its text and place
+                                stack[-1].append(value)
+                                places[-1].extend((line - lines[-1], column))
+                                continue
                             node = ScalarNode()
                         else:
                             node = _WrittenScalar()
@@ -310,11 +350,14 @@ def _compose_all(text: str) -> list:
                             node._style = style
                             node._end = end.column if end.line + 1 == line else (end.line, end.column)
                         node.value = value
+                        if line == last_line:
+                            line = last_line  # the same int object for nodes on one line
+                        last_line = line
+                        node.line, node.column = line, column
                     else:
                         node = SequenceNode() if kind is SequenceStartEvent else MappingNode()
                         node._tag = _explicit(event.tag)
-                    node.line, node.column = line, column
-                    anchor = event.anchor
+                        node._pos = _HEAD.pack(1, line, column, 0, 0)  # its end when it closes
                     if anchor is not None:
                         if anchor in anchors:
                             first = anchors[anchor]
@@ -324,12 +367,7 @@ def _compose_all(text: str) -> list:
                         anchors[anchor] = node
                 elif kind is yaml.SequenceEndEvent or kind is yaml.MappingEndEvent:
                     node = stack.pop()
-                    end = event.end_mark
-                    line = end.line + 1
-                    if line == last_line:
-                        line = last_line  # shared with the node that starts there
-                    last_line = line
-                    node._end_line, node.end_column = line, end.column
+                    node._pos = _packed(lines.pop(), node.column, event.end_mark, places.pop())
                     if stack:
                         continue  # added to its parent when it opened
                     root = node
@@ -338,10 +376,13 @@ def _compose_all(text: str) -> list:
                     break
                 if stack:
                     stack[-1].append(node)
+                    places[-1].extend(_NO_PLACE)
                 elif kind is AliasEvent or kind is ScalarEvent:
                     root = node
                 if kind is SequenceStartEvent or kind is MappingStartEvent:
                     stack.append(node)
+                    places.append(array("i"))
+                    lines.append(line)
             if root is not None:
                 documents.append(root)
                 aliased.append(aliases)
@@ -375,7 +416,9 @@ def check_graph(path: str, root, aliases: bool = True) -> None:
             if depth > MAX_DEPTH:
                 raise _graph_error(path, node, f"nested deeper than {MAX_DEPTH} levels")
             if node.id != "scalar":
-                children = _children(node)
+                if depth == MAX_DEPTH and node:
+                    raise _graph_error(path, node.item(len(node) - 1), f"nested deeper than {MAX_DEPTH} levels")
+                children = _children(node)  # the items kept as text are scalars: deep enough is checked
                 stack += children
                 depths += [depth + 1] * len(children)
         return
@@ -387,7 +430,8 @@ def check_graph(path: str, root, aliases: bool = True) -> None:
         key = id(node)
         if children is not None:  # every child is done
             on_path.discard(key)
-            expanded[key] = min(MAX_EXPANDED_NODES + 1, 1 + sum(expanded[id(c)] for c in children))
+            texts = len(node) - len(children) if node.id != "scalar" else 0  # one node each
+            expanded[key] = min(MAX_EXPANDED_NODES + 1, 1 + texts + sum(expanded[id(c)] for c in children))
             continue
         if key in expanded:
             continue
@@ -396,6 +440,10 @@ def check_graph(path: str, root, aliases: bool = True) -> None:
         if depth > MAX_DEPTH:
             raise _graph_error(path, node, f"nested deeper than {MAX_DEPTH} levels")
         children = _children(node)
+        if depth == MAX_DEPTH and node.id != "scalar" and len(children) < len(node):  # an item kept as text is one level deeper
+            last = max(at for at in range(len(node)) if type(node[at]) is str or id(node[at]) not in expanded)
+            if type(node[last]) is str:
+                raise _graph_error(path, node.item(last), f"nested deeper than {MAX_DEPTH} levels")
         on_path.add(key)
         stack.append((node, depth, children))
         stack.extend((child, depth + 1, None) for child in children if id(child) not in expanded)
@@ -410,9 +458,8 @@ def _graph_error(path: str, node, problem: str) -> InputError:
 
 
 def _children(node) -> list:
-    if node.id == "mapping":
-        return node.flat
-    return node.value if node.id == "sequence" else []
+    """The items of a collection that are nodes (not those kept as text)."""
+    return [] if node.id == "scalar" else [item for item in node if type(item) is not str]
 
 
 def is_map(node) -> bool:
@@ -430,18 +477,17 @@ def scalar(node) -> str | None:
 def get(node, key: str):
     if not is_map(node):
         return None
-    flat = node.flat
-    for at in range(0, len(flat), 2):
-        if getattr(flat[at], "value", None) == key:
-            return flat[at + 1]
+    for at in range(0, len(node), 2):
+        name = node[at]
+        if (name if type(name) is str else getattr(name, "value", None)) == key:
+            return node.item(at + 1)
     return None
 
 
 def items(node):
     if is_map(node):
-        flat = node.flat
-        for at in range(0, len(flat), 2):
-            yield flat[at], flat[at + 1]
+        for at in range(0, len(node), 2):
+            yield node.item(at), node.item(at + 1)
 
 
 def where(node) -> tuple[int, int]:
@@ -501,7 +547,7 @@ def merged(node):
     and Kubernetes' loaders apply them: the mapping's own keys win, then the merged mappings in
     order. The result is a mapping node of the same pairs (key and value nodes keep their marks,
     so a setting from a template points at the template's line)."""
-    if not is_map(node) or not any(_is_merge_key(k) for k in node.flat[0::2]):
+    if not is_map(node) or not any(k == "<<" if type(k) is str else _is_merge_key(k) for k in node[0::2]):
         return node
     pairs = list(items(node))
     own = [(k, v) for k, v in pairs if not _is_merge_key(k)]
@@ -516,6 +562,6 @@ def merged(node):
                     seen.add(k.value)
                     flat += (k, v)
     result = MappingNode(flat)
-    for slot in ("_tag", "line", "column", "_end_line", "end_column"):
-        setattr(result, slot, getattr(node, slot))
+    result._tag = node._tag
+    result._pos = _HEAD.pack(1, *_HEAD.unpack_from(node._pos)[1:]) + _PAIRS[1].pack(*_NO_PLACE) * len(flat)
     return result

@@ -8,13 +8,15 @@ Node and switch lists are hostlist expressions (model/hostlist.py), or YAML list
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from topolint.model.numbers import decimal
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import build, location
-from topolint.model.hostlist import Budget
+from topolint.model.hostlist import EMPTY, Budget
 from topolint.model.scheduler import TOPOLOGY_YAML, BlockLine, SwitchLine, Topology, TopologyFile
-from topolint.parsers._hostlists import hosts_at
+from topolint.parsers._hostlists import hosts_at, hosts_kept
 from topolint.parsers._yaml import compose_documents, each, get, is_map, is_seq, items, scalar, where
 
 WHAT = "topology.yaml"
@@ -26,11 +28,12 @@ def _fail(path: str, node, message: str) -> InputError:
     return InputError(path, line, f"malformed {WHAT}: {message}", column)
 
 
-def _names(path: str, node, budget: Budget) -> list[str]:
-    """A hostlist expression, or a list of them."""
-    parts = node.value if is_seq(node) else [node]
+def _names(path: str, node, budget: Budget) -> Sequence[str]:
+    """A hostlist expression (kept as its text, model/hostlist.py Hosts), or a list of them."""
+    if not is_seq(node) and scalar(node) is not None:
+        return hosts_kept(scalar(node), path, *where(node), budget, WHAT)[0]
     names: list[str] = []
-    for part in parts:
+    for part in node.value if is_seq(node) else [node]:
         text = scalar(part)
         if text is None:
             raise _fail(path, part, "expected a hostlist expression")
@@ -63,8 +66,8 @@ def _tree(path: str, node, budget: Budget) -> list[SwitchLine]:
             raise _fail(path, entry, "a switch needs a name (switch:)")
         line, column = where(fields["switch"])
         switches.append(build(SwitchLine, name=name,
-                              nodes=_names(path, fields["nodes"], budget) if "nodes" in fields else [],
-                              switches=_names(path, fields["children"], budget) if "children" in fields else [],
+                              nodes=_names(path, fields["nodes"], budget) if "nodes" in fields else EMPTY,
+                              switches=_names(path, fields["children"], budget) if "children" in fields else EMPTY,
                               link_speed=scalar(fields.get("link_speed")), loc=location(path, line, column)))
     return switches
 
