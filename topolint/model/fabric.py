@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Optional
 
-from topolint.model.facts import Fact, Location
+from topolint.model.facts import Fact, Location, packed_loc
 from topolint.model.schema import Field
 
 
@@ -64,15 +64,17 @@ class PortsFile(FabricFile):
 class NetdevLink(Fact):
     """``mlx5_0 port 1 ==> ens1f0 (Up)``: ``netdev_up`` is the netdev's state, not the port's."""
 
-    # Slots, not a dict: one per line of a few dozen bytes (issue 20); defaults in _field_specs.
-    __slots__ = ("hca", "port", "netdev", "netdev_up", "pci", "loc")
-    _field_specs = dict.fromkeys(("netdev", "netdev_up", "pci"), Field(default=None))
+    # Slots, not a dict, and loc packed (facts.packed_loc): one per line of a few dozen bytes
+    # (issue 20); defaults in _field_specs.
+    __slots__ = ("hca", "port", "netdev", "netdev_up", "pci", "_path", "_at")
+    _state_names = (*__slots__[:-2], "loc")
+    _field_specs = {**dict.fromkeys(("netdev", "netdev_up", "pci"), Field(default=None)), "loc": Field()}
     hca: str
     port: int
     netdev: Optional[str]
     netdev_up: Optional[bool]
     pci: Optional[str]  # -v: the HCA's PCI address, normalised (0000:17:00.0)
-    loc: Location
+    loc: Location = packed_loc()
 
 
 class NetdevMap(FabricFile):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Literal, Optional
 
-from topolint.model.facts import Fact, Location
+from topolint.model.facts import Fact, Location, packed_loc
 from topolint.model.schema import Field
 
 _NOT_STATED = frozenset({"", "n/a", "not supported", "not applicable", "[n/a]", "[not supported]"})
@@ -27,11 +27,14 @@ def not_stated(text: str | None) -> bool:
 class Stated(Fact):
     """One field as printed, and the line (column: the value's) that prints it."""
 
-    # These three have slots, not a dict, and their defaults in _field_specs: a CSV row is a GPU,
-    # its fabric and a Stated per cell in some 60 bytes (issue 20).
-    __slots__ = ("text", "loc")
+    # These three have slots, not a dict, and their defaults in _field_specs; a Stated's loc is
+    # packed (facts.packed_loc): a CSV row is a GPU, its fabric and a Stated per cell in some 60
+    # bytes (issue 20).
+    __slots__ = ("text", "_path", "_at")
+    _state_names = ("text", "loc")
+    _field_specs = {"loc": Field()}
     text: str
-    loc: Location
+    loc: Location = packed_loc()
 
     @property
     def value(self) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Literal, Optional
 
-from topolint.model.facts import Fact, Location, build, location
+from topolint.model.facts import Fact, Location, build, location, packed_loc
 from topolint.model.numbers import hex_int
 from topolint.model.schema import Field
 
@@ -46,12 +46,13 @@ class LspciDevice(Fact):
     """One device of an lspci output. ``address`` is None for lines with no device header (a
     grep excerpt): such a device is judged on what its lines say and attributed to nothing."""
 
-    # Slots, not a dict: a device per lspci -t line of some 40 bytes (issue 20); every field but
-    # loc defaults to None, declared in _field_specs (a slot cannot be a class attribute too).
+    # Slots, not a dict, and loc packed: a device per lspci -t line of some 40 bytes (issue 20);
+    # every field but loc defaults to None, declared in _field_specs (a slot has no class default).
     __slots__ = ("address", "class_name", "class_code", "vendor_id", "device_id", "description", "port_type",
                  "numa_node", "numa_loc", "driver", "secondary_bus", "subordinate_bus", "lnk_cap", "lnk_sta",
-                 "lnk_cap2_max_gts", "acs_ctl", "capabilities_denied", "parent", "loc")
-    _field_specs = dict.fromkeys(__slots__[:-1], Field(default=None))
+                 "lnk_cap2_max_gts", "acs_ctl", "capabilities_denied", "parent", "_path", "_at")
+    _state_names = (*__slots__[:-2], "loc")
+    _field_specs = {**dict.fromkeys(__slots__[:-2], Field(default=None)), "loc": Field()}
     address: Optional[str]  # normalised: 0000:17:00.0
     class_name: Optional[str]  # "3D controller", "PCI bridge"
     class_code: Optional[str]  # "0302" with -nn
@@ -70,7 +71,7 @@ class LspciDevice(Fact):
     acs_ctl: Optional[AcsControl]
     capabilities_denied: Optional[Location]  # "Capabilities: <access denied>" (not root)
     parent: Optional[str]  # the bridge above (from bus numbers or the tree)
-    loc: Location
+    loc: Location = packed_loc()
 
     @property
     def domain(self) -> Optional[str]:

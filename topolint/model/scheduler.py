@@ -12,7 +12,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Literal, Optional
 
-from topolint.model.facts import Fact, Location, build, location
+from topolint.model.facts import Fact, Location, build, location, packed_loc
 from topolint.model.schema import Field
 
 TopologyKind = Literal["tree", "block", "flat"]
@@ -24,25 +24,28 @@ SCHEDULER_FORMATS = frozenset({TOPOLOGY_CONF, TOPOLOGY_YAML, MPI_HOSTFILE, SLURM
 class SwitchLine(Fact):
     """One switch of topology/tree: ``SwitchName=s1 Switches=... Nodes=... LinkSpeed=...``."""
 
-    # Slots, not a dict: a switch or block per line of a few dozen bytes (issue 20).
-    __slots__ = ("name", "nodes", "switches", "link_speed", "loc")
+    # Slots, not a dict, and loc packed (facts.packed_loc): a switch or block per line of a few
+    # dozen bytes (issue 20).
+    __slots__ = ("name", "nodes", "switches", "link_speed", "_path", "_at")
+    _state_names = (*__slots__[:-2], "loc")
     _field_specs = {"nodes": Field(default_factory=list), "switches": Field(default_factory=list),
-                    "link_speed": Field(default=None)}
+                    "link_speed": Field(default=None), "loc": Field()}
     name: str
     nodes: list[str]  # expanded, in order
     switches: list[str]
     link_speed: Optional[str]
-    loc: Location
+    loc: Location = packed_loc()
 
 
 class BlockLine(Fact):
     """One block of topology/block: ``BlockName=b1 Nodes=...``."""
 
-    __slots__ = ("name", "nodes", "loc")
-    _field_specs = {"nodes": Field(default_factory=list)}
+    __slots__ = ("name", "nodes", "_path", "_at")
+    _state_names = ("name", "nodes", "loc")
+    _field_specs = {"nodes": Field(default_factory=list), "loc": Field()}
     name: str
     nodes: list[str]
-    loc: Location
+    loc: Location = packed_loc()
 
 
 class Topology(Fact):

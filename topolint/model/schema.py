@@ -70,11 +70,14 @@ class _ClassProperty:
 
 def _state(obj) -> dict[str, Any]:
     """The values an instance holds: its ``__dict__``, or its slots' for a class with ``__slots__``
-    (model/facts.py Location: the commonest fact, a third of the size without a dict)."""
+    (model/facts.py Location: the commonest fact, a third of the size without a dict). A slotted
+    class that keeps a field in other slots (a ``loc`` as a path and one int, facts.packed_loc)
+    names its fields in ``_state_names``; _fill sets them back through their properties."""
     try:
         return obj.__dict__
     except AttributeError:
-        return {name: getattr(obj, name) for name in type(obj).__slots__ if hasattr(obj, name)}
+        cls = type(obj)
+        return {name: getattr(obj, name) for name in getattr(cls, "_state_names", cls.__slots__) if hasattr(obj, name)}
 
 
 def _fill(obj, values: dict[str, Any]) -> None:
