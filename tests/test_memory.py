@@ -33,8 +33,6 @@ FULL_SIZE = 31 * 1024 * 1024
 # Grower -> the factor it may reach today (measured at 64 KiB, tracemalloc, plus a tenth), and why
 # it is over. These are the formats issue 20 leaves open: docs/hardening.md, section Memory.
 OVER = {
-    "topology": 12.8,  # NCCL XML: every device a fact with its attributes
-    "siblings": 16.5,  # NCCL XML: a fact, a stat and a position per 34-byte sibling
     "lspci_tree": 11.2,  # a device fact of 20 fields and its Location per 60-byte tree line
     "ibdev2netdev_lines": 10.5,  # a fact, its Location and two names per 35-byte line
     "shell_blocks": 10.8,  # shell: a setting and its two Locations per ~40 bytes, and the scope ids
