@@ -33,8 +33,6 @@ FULL_SIZE = 31 * 1024 * 1024
 # Grower -> the factor it may reach today (measured at 64 KiB, tracemalloc, plus a tenth), and why
 # it is over. These are the formats issue 20 leaves open: docs/hardening.md, section Memory.
 OVER = {
-    "topology": 12.8,  # NCCL XML: every device a fact with its attributes
-    "siblings": 16.5,  # NCCL XML: a fact, a stat and a position per 34-byte sibling
     "shell_blocks": 10.8,  # shell: a setting and its two Locations per ~40 bytes, and the scope ids
     "dockerfile_env": 23.4,  # a setting (its name, a slotted object) per 15-byte line
     "nccl_conf_lines": 19.0,  # a setting per 16-byte line with its own name and value

@@ -6,6 +6,8 @@ still the pydantic model, and tests validate parser output against it.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
 from typing import Literal, Optional
 
 from topolint.model.schema import ConfigDict, Field
@@ -78,6 +80,11 @@ class Fact(BaseModel):
     model_config = ConfigDict(frozen=False, extra="forbid", defer_build=True)
 
 
+def _nones(*names: str) -> dict:
+    """``_field_specs`` of slotted fields that default to None (a slot has no class default)."""
+    return {name: Field(default=None) for name in names}
+
+
 class Location(Fact):
     """A position in an input file: 1-based line and column (0 = unknown column)."""
 
@@ -90,18 +97,22 @@ class Location(Fact):
     column: int
 
 
+# The facts of an NCCL topology XML, one per element (issue 20), have slots, their Field()s in
+# _field_specs, as Location.
 class Cpu(Fact):
     """A ``<cpu>`` element: one NUMA node of one host."""
 
+    __slots__ = ("index", "numa_id", "affinity", "arch", "vendor", "family_id", "model_id", "host_hash", "attrs", "loc")
+    _field_specs = {**_nones(*__slots__[1:8]), "attrs": Field(default={})}
     index: int  # order of appearance in the file
-    numa_id: Optional[int] = None
-    affinity: Optional[str] = None
-    arch: Optional[str] = None
-    vendor: Optional[str] = None
-    family_id: Optional[int] = None
-    model_id: Optional[int] = None
-    host_hash: Optional[str] = None
-    attrs: dict[str, str] = {}
+    numa_id: Optional[int]
+    affinity: Optional[str]
+    arch: Optional[str]
+    vendor: Optional[str]
+    family_id: Optional[int]
+    model_id: Optional[int]
+    host_hash: Optional[str]
+    attrs: dict[str, str]
     loc: Location
 
 
@@ -126,18 +137,21 @@ def pci_kind_from_class(pci_class: str | None) -> str:
 class PciDevice(Fact):
     """A ``<pci>`` element. ``kind`` follows NCCL's class matching (prefix 0x03 GPU, 0x02 NIC...)."""
 
+    __slots__ = ("bus_id", "kind", "pci_class", "vendor", "device", "subsystem_vendor", "subsystem_device",
+                 "link_speed", "link_width", "parent_bus_id", "cpu_index", "attrs", "loc")
+    _field_specs = {**_nones(*__slots__[2:10]), "attrs": Field(default={})}
     bus_id: str
     kind: DeviceKind
-    pci_class: Optional[str] = None
-    vendor: Optional[str] = None
-    device: Optional[str] = None
-    subsystem_vendor: Optional[str] = None
-    subsystem_device: Optional[str] = None
-    link_speed: Optional[str] = None
-    link_width: Optional[str] = None
-    parent_bus_id: Optional[str] = None  # None: directly under the CPU
+    pci_class: Optional[str]
+    vendor: Optional[str]
+    device: Optional[str]
+    subsystem_vendor: Optional[str]
+    subsystem_device: Optional[str]
+    link_speed: Optional[str]
+    link_width: Optional[str]
+    parent_bus_id: Optional[str]  # None: directly under the CPU
     cpu_index: int
-    attrs: dict[str, str] = {}
+    attrs: dict[str, str]
     loc: Location
 
 
@@ -149,64 +163,144 @@ CPU_CLASS = "0x068001"
 
 
 class NvLink(Fact):
-    target: Optional[str] = None
-    count: Optional[int] = None
-    tclass: Optional[str] = None
-    bw_mbps: Optional[int] = None  # hwloc's NVLinkBandwidth value, for links read from an hwloc export
-    attrs: dict[str, str] = {}
+    __slots__ = ("target", "count", "tclass", "bw_mbps", "attrs", "loc")
+    _field_specs = {**_nones(*__slots__[:4]), "attrs": Field(default={})}
+    target: Optional[str]
+    count: Optional[int]
+    tclass: Optional[str]
+    bw_mbps: Optional[int]  # hwloc's NVLinkBandwidth value, for links read from an hwloc export
+    attrs: dict[str, str]
     loc: Location
 
 
 class C2cLink(Fact):
-    bw_mbps: Optional[int] = None
-    count: Optional[int] = None
+    __slots__ = ("bw_mbps", "count", "loc")
+    _field_specs = _nones("bw_mbps", "count")
+    bw_mbps: Optional[int]
+    count: Optional[int]
     loc: Location
 
 
 class Gpu(Fact):
     """A ``<gpu>`` element (or a PCI device whose class says GPU, in partial files)."""
 
+    __slots__ = ("bus_id", "dev", "sm", "rank", "gdr", "cpu_index", "nvlinks", "c2c", "attrs", "loc")
+    _field_specs = {**_nones("dev", "sm", "rank", "gdr"), "nvlinks": Field(default=[]), "c2c": Field(default=[]),
+                    "attrs": Field(default={})}
     bus_id: str
-    dev: Optional[int] = None
-    sm: Optional[int] = None
-    rank: Optional[int] = None
-    gdr: Optional[bool] = None
+    dev: Optional[int]
+    sm: Optional[int]
+    rank: Optional[int]
+    gdr: Optional[bool]
     cpu_index: int
-    nvlinks: list[NvLink] = []
-    c2c: list[C2cLink] = []
-    attrs: dict[str, str] = {}
+    nvlinks: list[NvLink]
+    c2c: list[C2cLink]
+    attrs: dict[str, str]
     loc: Location
 
 
 class Net(Fact):
     """A ``<net>`` element: one network device (an HCA port, an EFA device, an interface)."""
 
-    name: Optional[str] = None
-    dev: Optional[int] = None
-    speed_mbps: Optional[int] = None
-    port: Optional[int] = None
-    gdr: Optional[bool] = None
-    guid: Optional[str] = None
-    attrs: dict[str, str] = {}
+    __slots__ = ("name", "dev", "speed_mbps", "port", "gdr", "guid", "attrs", "loc")
+    _field_specs = {**_nones(*__slots__[:6]), "attrs": Field(default={})}
+    name: Optional[str]
+    dev: Optional[int]
+    speed_mbps: Optional[int]
+    port: Optional[int]
+    gdr: Optional[bool]
+    guid: Optional[str]
+    attrs: dict[str, str]
     loc: Location
 
 
 class Nic(Fact):
     """A ``<nic>`` element; ``bus_id`` is None for a NIC directly under a CPU (virtual NICs)."""
 
-    bus_id: Optional[str] = None
+    __slots__ = ("bus_id", "cpu_index", "nets", "loc")
+    _field_specs = {"bus_id": Field(default=None), "nets": Field(default=[])}
+    bus_id: Optional[str]
     cpu_index: int
-    nets: list[Net] = []
+    nets: list[Net]
     loc: Location
 
 
 class XmlElementStat(Fact):
     """Per-element facts the topology-file rules need: empty attributes, child counts."""
 
+    __slots__ = ("tag", "child_count", "empty_attrs", "loc")
+    _field_specs = {"empty_attrs": Field(default=[])}
     tag: str
     child_count: int
-    empty_attrs: list[str] = []
+    empty_attrs: list[str]
     loc: Location
+
+
+class TagNames(Sequence):
+    """Strings of a small vocabulary (an XML file's tag names), each held as its index in
+    ``names``: a byte an entry, two past 256 names (a list held 8 bytes an element)."""
+
+    def __init__(self):
+        self.names: list[str] = []
+        self.codes = array("B")
+        self._code: dict[str, int] = {}
+
+    def append(self, name: str) -> None:
+        code = self._code.get(name)
+        if code is None:
+            code = self._code[name] = len(self.names)
+            self.names.append(name)
+            if code in (256, 65536):
+                self.codes = array("H" if code == 256 else "I", self.codes)
+        self.codes.append(code)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self.names[code] for code in self.codes[index]]
+        return self.names[self.codes[index]]
+
+
+class XmlElementStats(Sequence):
+    """``TopologyFile.elements`` by columns: each XmlElementStat is made when it is read (a stat
+    object per element was a tenth of a parse's memory, issue 20). ``tags`` and ``locs`` hold one
+    entry per element in document order; ``child_counts`` and ``blanks`` (the names of blank
+    attributes) only the elements that have any."""
+
+    def __init__(self, tags: Sequence[str], locs: list[Location], child_counts: dict[int, int],
+                 blanks: dict[int, list[str]]):
+        self.tags, self.locs, self.child_counts, self.blanks = tags, locs, child_counts, blanks
+
+    def __len__(self) -> int:
+        return len(self.tags)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._stat(i) for i in range(len(self.tags))[index]]
+        return self._stat(range(len(self.tags))[index])
+
+    def __iter__(self):
+        return map(self._stat, range(len(self.tags)))
+
+    def _stat(self, i: int) -> XmlElementStat:
+        stat = _new_object(XmlElementStat)
+        _set(stat, "tag", self.tags[i])
+        _set(stat, "child_count", self.child_counts.get(i, 0))
+        _set(stat, "empty_attrs", self.blanks.get(i) or [])
+        _set(stat, "loc", self.locs[i])
+        return stat
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (list, XmlElementStats)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 class XmlNode(Fact):
@@ -263,19 +357,24 @@ class TopologyFile(Fact):
 
 
 class GraphChannel(Fact):
-    gpus: list[int] = []
-    nets: list[str] = []
+    __slots__ = ("gpus", "nets")  # one per <channel> (issue 20)
+    _field_specs = {"gpus": Field(default=[]), "nets": Field(default=[])}
+    gpus: list[int]
+    nets: list[str]
 
 
 class NcclGraph(Fact):
-    graph_id: Optional[str] = None
-    pattern: Optional[str] = None
-    nchannels: Optional[int] = None
-    type_intra: Optional[str] = None
-    type_inter: Optional[str] = None
-    speed_intra: Optional[float] = None
-    speed_inter: Optional[float] = None
-    channels: list[GraphChannel] = []
+    __slots__ = ("graph_id", "pattern", "nchannels", "type_intra", "type_inter", "speed_intra", "speed_inter",
+                 "channels", "loc")
+    _field_specs = {**_nones(*__slots__[:7]), "channels": Field(default=[])}
+    graph_id: Optional[str]
+    pattern: Optional[str]
+    nchannels: Optional[int]
+    type_intra: Optional[str]
+    type_inter: Optional[str]
+    speed_intra: Optional[float]
+    speed_inter: Optional[float]
+    channels: list[GraphChannel]
     loc: Location
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import GraphChannel, GraphFile, Location, NcclGraph, build
 from topolint.model.numbers import strtof, strtol_prefix
-from topolint.parsers.xmlsafe import parse_xml
+from topolint.parsers.xmlsafe import iter_elements
 
 _GRAPH_KINDS = {"0": "ring", "1": "tree", "2": "collnet-chain", "3": "nvls", "4": "collnet-direct"}
 
@@ -15,42 +15,54 @@ def _float(value: str | None) -> float | None:
     return None if value is None else strtof(value)[0]
 
 
-def _devs(channel) -> list[int]:
-    """GPU devs of a channel as ``strtol(dev, NULL, 0)`` reads them; devs with no digit are left out."""
-    devs = (strtol_prefix(g.get("dev")) for g in channel.iter("gpu"))
-    return [d for d in devs if d is not None]
-
-
 def parse_graph(source: SourceFile) -> GraphFile:
-    root = parse_xml(source.path, source.text)
-    graphs = []
-    for graph_el in root.iter("graph"):
-        channels = [
-            build(GraphChannel,
-                gpus=_devs(ch),
-                nets=[n.get("dev", "") for n in ch.iter("net")],
+    """Streamed (xmlsafe.iter_elements): a ``<graph>`` anywhere has the ``<channel>`` elements
+    inside it, a channel the ``<gpu>`` and ``<net>`` elements inside it, at any depth."""
+    graphs: list[NcclGraph] = []
+    version, root_loc = None, None
+    # The open elements, innermost last: (index, the NcclGraph or GraphChannel it is, else None).
+    enclosing: list[tuple[int, object]] = []
+    for index, (element, parent, _) in enumerate(iter_elements(source.path, source.text)):
+        while enclosing and enclosing[-1][0] != parent:
+            enclosing.pop()
+        tag = element.tag
+        made = None
+        if index == 0:
+            version, root_loc = element.get("version"), _line_of(source, element)
+        if tag == "graph":
+            made = build(NcclGraph,
+                graph_id=element.get("id"),
+                pattern=element.get("pattern"),
+                type_intra=element.get("typeintra"),
+                type_inter=element.get("typeinter"),
+                speed_intra=_float(element.get("speedintra")),
+                speed_inter=_float(element.get("speedinter")),
+                channels=[],
+                loc=_line_of(source, element),
             )
-            for ch in graph_el.iter("channel")
-        ]
-        graphs.append(
-            build(NcclGraph,
-                graph_id=graph_el.get("id"),
-                pattern=graph_el.get("pattern"),
-                nchannels=len(channels),
-                type_intra=graph_el.get("typeintra"),
-                type_inter=graph_el.get("typeinter"),
-                speed_intra=_float(graph_el.get("speedintra")),
-                speed_inter=_float(graph_el.get("speedinter")),
-                channels=channels,
-                loc=build(Location, path=source.path, line=graph_el.sourceline or 1, column=0),
-            )
-        )
-    return build(GraphFile,
-        path=source.path,
-        version=root.get("version"),
-        graphs=graphs,
-        loc=build(Location, path=source.path, line=root.sourceline or 1, column=0),
-    )
+            graphs.append(made)
+        elif tag == "channel":
+            made = build(GraphChannel, gpus=[], nets=[])
+            for _, graph in enclosing:
+                if type(graph) is NcclGraph:
+                    graph.channels.append(made)
+        elif tag == "gpu" or tag == "net":
+            dev = element.get("dev")
+            gpu = strtol_prefix(dev) if tag == "gpu" else None  # as strtol(dev, NULL, 0) reads it
+            for _, channel in enclosing:
+                if type(channel) is GraphChannel:
+                    if tag == "net":
+                        channel.nets.append(dev or "")
+                    elif gpu is not None:  # a dev with no digit is no GPU
+                        channel.gpus.append(gpu)
+        enclosing.append((index, made))
+    for graph in graphs:
+        graph.nchannels = len(graph.channels)
+    return build(GraphFile, path=source.path, version=version, graphs=graphs, loc=root_loc)
+
+
+def _line_of(source: SourceFile, element) -> Location:
+    return build(Location, path=source.path, line=element.sourceline or 1, column=0)
 
 
 def summarise(graph_file: GraphFile) -> str:

@@ -5,7 +5,7 @@ pci > {pci, gpu, nic}, gpu > {nvlink, c2c}, nic > net (nccl-formats.md 1.2-1.3).
 
 from __future__ import annotations
 
-from lxml import etree
+from array import array
 
 from topolint.inputs.source import SourceFile
 from topolint.model.facts import (
@@ -18,13 +18,14 @@ from topolint.model.facts import (
     NvLink,
     PciDevice,
     TopologyFile,
-    XmlElementStat,
+    TagNames,
+    XmlElementStats,
     build,
     location,
     pci_kind_from_class,
 )
 from topolint.model.numbers import strtol_prefix
-from topolint.parsers.xmlsafe import declaration_and_doctype, parse_xml, start_tags, tab_lines
+from topolint.parsers.xmlsafe import ElementLocations, declaration_and_doctype, iter_elements, tab_lines
 
 __all__ = ["parse_topology", "pci_kind_from_class"]
 
@@ -42,31 +43,41 @@ def _flag(value: str | None) -> bool | None:
 
 
 class _Walker:
-    def __init__(self, source: SourceFile, root: etree._Element):
+    def __init__(self, source: SourceFile):
         self.source = source
-        # Elements are walked by their index in document order (the root is 0). One pass over
-        # lxml's elements reads each one's tag, position, attributes and children, then lxml's
-        # proxies go: the facts are built from these lists alone (issue 20: a proxy and a dict
-        # entry each per element were a third of a parse's peak).
+        # Elements are known by their index in document order (the root is 0). libxml2 streams
+        # them (xmlsafe.iter_elements): each one's tag, position, attributes and parent are read
+        # as it comes, then it is freed, and the facts are built from these lists alone (issue
+        # 20: lxml's whole tree was 20 bytes per input byte, its proxies a third of the peak).
         self.root = 0
-        elements = list(root.iter(etree.Element))  # elements only: no comments, PIs, entities
-        names: dict[str, str] = {}
-        self.tags = [names.setdefault(e.tag, e.tag) for e in elements]
-        self.positions = _element_locations(source.path, source.text, root, self.tags, elements)
-        index = {element: i for i, element in enumerate(elements)}
-        # Only elements with children get a list (most have none: a list each cost 56 bytes).
-        self._children: dict[int, list[int]] = {}
-        for i in range(1, len(elements)):
-            parent = index[elements[i].getparent()]
-            kids = self._children.get(parent)
-            if kids is None:
-                self._children[parent] = [i]
-            else:
-                kids.append(i)
-        del index
-        self._attrs = _attribute_maps(elements)
-        self.element_count = len(elements)
-        self.stats: list[XmlElementStat] = []
+        self.tags = TagNames()
+        self.positions: list[Location] = []
+        self._attrs: list[dict[str, str]] = []
+        # Children as each element's first child and next sibling (-1: none), 4 bytes each in
+        # an array: a list of children held an int object per element.
+        self._first, self._next = array("i"), array("i")
+        blanks: dict[int, list[str]] = {}
+        attributes = _AttributeMaps()
+        locate = ElementLocations(source.path, source.text)
+        tags, positions, maps, first, after = self.tags, self.positions, self._attrs, self._first, self._next
+        for element, parent, previous in iter_elements(source.path, source.text):
+            tag = element.tag
+            index = len(tags)
+            tags.append(tag)
+            positions.append(locate(element, tag))
+            attrs = attributes.of(element)
+            maps.append(attrs)
+            if not all(map(str.strip, attrs.values())):  # most elements have no blank value: checked in C
+                blanks[index] = [k for k, v in attrs.items() if not v.strip()]
+            first.append(-1)
+            after.append(-1)
+            if previous is not None:
+                after[previous] = index
+            elif parent is not None:
+                first[parent] = index
+        self.element_count = len(tags)
+        counts = {i: sum(1 for _ in self.children(i)) for i in range(len(tags)) if first[i] >= 0}
+        self.stats = XmlElementStats(tags, positions, counts, blanks)
         self.cpus: list[Cpu] = []
         self.pci: list[PciDevice] = []
         self.gpus: list[Gpu] = []
@@ -80,20 +91,15 @@ class _Walker:
         element)."""
         return self._attrs[element]
 
-    def children(self, element: int, tag: str | None = None) -> list[int]:
-        kids = self._children.get(element, ())
-        return kids if tag is None else [c for c in kids if self.tags[c] == tag]
+    def children(self, element: int, tag: str | None = None):
+        """The element's children (named ``tag``), one at a time: the system's are every cpu."""
+        child, after, tags = self._first[element], self._next, self.tags
+        while child >= 0:
+            if tag is None or tags[child] == tag:
+                yield child
+            child = after[child]
 
     def walk(self) -> None:
-        for element, loc in enumerate(self.positions):
-            self.stats.append(
-                build(XmlElementStat,
-                    tag=self.tags[element],
-                    child_count=len(self._children.get(element, ())),
-                    empty_attrs=_blank_names(self._attrs[element]),
-                    loc=loc,
-                )
-            )
         for cpu_el in self.children(self.root, "cpu"):
             cpu_index = len(self.cpus)
             a = self.attrs(cpu_el)
@@ -120,9 +126,9 @@ class _Walker:
     def walk_pci(self, element: int, cpu_index: int, parent: str | None) -> None:
         a = self.attrs(element)
         bus_id = _lower(a.get("busid") or "")
-        gpu_children = self.children(element, "gpu")
-        nic_children = self.children(element, "nic")
-        pci_children = self.children(element, "pci")
+        gpu_children = list(self.children(element, "gpu"))
+        nic_children = list(self.children(element, "nic"))
+        pci_children = list(self.children(element, "pci"))
         if gpu_children:
             kind = "gpu"
         elif nic_children:
@@ -229,47 +235,31 @@ def _lower(text: str) -> str:
     return text if low == text else low
 
 
-def _attribute_maps(elements: list) -> list[dict[str, str]]:
+class _AttributeMaps:
     """Each element's attributes as a dict. Elements with the same attributes share one dict, and
     names and values are shared strings (issue 20: a real file repeats them on every GPU, link and
-    NIC). Sharing is safe: facts' attribute dicts are read, never changed in place (edits copy)."""
-    strings: dict[str, str] = {}
-    maps: dict[tuple, dict[str, str]] = {}
-    share = strings.setdefault
-    found = []
-    for element in elements:
+    NIC). Sharing is safe: facts' attribute dicts are read, never changed in place (edits copy).
+    The tables are emptied when full: a file of distinct values would otherwise hold a key per
+    element until the end (most repeats are near each other: a GPU's links, a NIC's ports)."""
+
+    LIMIT = 64
+
+    def __init__(self):
+        self.strings: dict[str, str] = {}
+        self.maps: dict[tuple, dict[str, str]] = {}
+
+    def of(self, element) -> dict[str, str]:
+        strings, maps = self.strings, self.maps
+        if len(strings) > 4 * self.LIMIT:
+            strings.clear()
+        if len(maps) > self.LIMIT:
+            maps.clear()
+        share = strings.setdefault
         items = tuple([(share(k, k), share(v, v)) for k, v in element.items()])
         attrs = maps.get(items)
         if attrs is None:
             attrs = maps[items] = dict(items)
-        found.append(attrs)
-    return found
-
-
-_NO_NAMES: list[str] = []  # shared by every element without a blank attribute (read, never changed)
-
-
-def _blank_names(attrs: dict[str, str]) -> list[str]:
-    """Names of the attributes whose value is blank (most elements have none: checked in C)."""
-    if all(map(str.strip, attrs.values())):
-        return _NO_NAMES
-    return [k for k, v in attrs.items() if not v.strip()]
-
-
-def _element_locations(path: str, text: str, root: etree._Element, names: list[str], elements: list) -> list:
-    """Each element's Location: its start tag's line and column from the text where the tags
-    line up with lxml's elements, else lxml's line with no column."""
-    tags = start_tags(text)
-    # Tags before the root (none in practice) would shift the zip; align on the root tag.
-    offset = next((i for i, t in enumerate(tags) if t[0] == root.tag), 0)
-    tags = tags[offset:]
-    positions = []
-    for i, element in enumerate(elements):
-        if i < len(tags) and tags[i][0] == names[i]:
-            positions.append(location(path, tags[i][1], tags[i][2]))
-        else:
-            positions.append(location(path, element.sourceline or 1, 0))
-    return positions
+        return attrs
 
 
 def _classify(walker: _Walker) -> str:
@@ -290,10 +280,8 @@ def _classify(walker: _Walker) -> str:
 
 def parse_topology(source: SourceFile) -> TopologyFile:
     """Parse an NCCL topology XML; raises InputError (TL001) when it is not well-formed."""
-    root = parse_xml(source.path, source.text)
-    walker = _Walker(source, root)
-    version = root.get("version")
-    del root  # the tree is read: libxml2 frees it before the facts are built
+    walker = _Walker(source)
+    version = walker.attrs(walker.root).get("version")
     walker.walk()
     decl_line, doctype_line = declaration_and_doctype(source.text)
     system_loc = walker.loc(walker.root)
