@@ -38,14 +38,10 @@ OVER = {
     "lspci_tree": 11.2,  # a device fact of 20 fields and its Location per 60-byte tree line
     "ibdev2netdev_lines": 10.5,  # a fact, its Location and two names per 35-byte line
     "shell_blocks": 10.8,  # shell: a setting and its two Locations per ~40 bytes, and the scope ids
-    "dockerfile_env": 23.4,  # a setting (its name, a slotted object) per 15-byte line
-    "nccl_conf_lines": 19.0,  # a setting per 16-byte line with its own name and value
-    "deepspeed_env_lines": 19.0,
     "pod": 15.4,  # Kubernetes YAML: the lean node tree, then a setting with two Locations per env item
     # At the bound: 9.2 to 10.6 by what the process parsed before (the test's order under xdist)
     "inventory": 10.5,  # a GPU or port validated one at a time, its model built as it goes
     "hwloc_wide_nodeset": 11.0,  # a PCI device fact and its Location per 85-byte element
-    "launcher": 13.4,  # Python launchers: a setting per 34-byte line (the ast is a KiB's at a time)
     # Formats issue 27 and 28 added while this was measured (their parsers' owners to bring down):
     "smi_query_rows": 23.0,  # nvidia-smi --query-gpu CSV: a Stated and its Location per cell
     # fleet part 2's scheduler files (issue 27): a fact with its position per few bytes
