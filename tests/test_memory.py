@@ -34,11 +34,7 @@ FULL_SIZE = 31 * 1024 * 1024
 # it is over. These are the formats issue 20 leaves open: docs/hardening.md, section Memory.
 OVER = {
     "shell_blocks": 10.8,  # shell: a setting and its two Locations per ~40 bytes, and the scope ids
-    "dockerfile_env": 23.4,  # a setting (its name, a slotted object) per 15-byte line
-    "nccl_conf_lines": 19.0,  # a setting per 16-byte line with its own name and value
-    "deepspeed_env_lines": 19.0,
     "pod": 10.8,  # Kubernetes YAML: a setting with two Locations per 40-byte env item, beside the text
-    "launcher": 13.4,  # Python launchers: a setting per 34-byte line (the ast is a KiB's at a time)
     # Formats issue 27 and 28 added while this was measured (their parsers' owners to bring down):
     # fleet part 2's scheduler files (issue 27): a fact with its position per few bytes
     "topology_yaml": 10.6,  # within at 64 KiB; RSS 10.1 at 4 MiB: a switch fact with a dict and its Location

@@ -82,12 +82,40 @@ def _context(key: tuple) -> tuple:
     return found
 
 
-def _mode(text, forms: tuple, *args) -> int:
-    if type(text) is str:
-        for mode, form in enumerate(forms):
-            if text == form(*args):
-                return mode
-    return len(forms)
+def _written_mode(written, value) -> int:
+    """The _WRITTEN_AS form ``written`` has, tested without making one (a value can be megabytes)."""
+    if type(written) is not str:
+        return _WRITTEN_EXTRA
+    if not written:
+        return 0
+    if type(value) is str and written == value:
+        return 1
+    if type(value) is str and _around(written, '"', value, '"'):
+        return 2
+    return _WRITTEN_EXTRA
+
+
+def _raw_mode(raw, name, value, written) -> int:
+    """The _RAW_AS form ``raw`` has, tested the same way."""
+    if type(raw) is not str or type(name) is not str:
+        return _RAW_EXTRA
+    if not raw:
+        return 0
+    if type(written) is str and _around(raw, name + "=", written, ""):
+        return 1
+    if raw == name:
+        return 2
+    if raw == written:
+        return 3
+    if type(value) is str and _around(raw, name + "=", value, ""):
+        return 4
+    return _RAW_EXTRA
+
+
+def _around(text: str, before: str, middle: str, after: str) -> bool:
+    """``text == before + middle + after``."""
+    return len(text) == len(before) + len(middle) + len(after) and text.startswith(before) \
+        and text.endswith(after) and text.startswith(middle, len(before))
 
 
 class EnvSetting:
@@ -129,8 +157,8 @@ class EnvSetting:
                     and type(value_at.column) is int and 0 <= value_at.column < _COLUMN:
                 at |= value_at.column << 4 | (value_at.line - loc.line)
                 flags |= _VALUE_AT
-        written_mode = _mode(written, _WRITTEN_AS, value)
-        raw_mode = _mode(raw, _RAW_AS, name, value, written)
+        written_mode = _written_mode(written, value)
+        raw_mode = _raw_mode(raw, name, value, written)
         self._at = at
         flags |= written_mode * _WRITTEN | raw_mode * _RAW
         key = (path, scope, source, loc_path, flags)
