@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from topolint.model.hostlist import MAX_HOSTS, Budget, HostlistError, expand
+from topolint.model.hostlist import MAX_HOSTS, Budget, HostlistError, count_hosts, expand
 
 
 @pytest.mark.parametrize("expression, hosts", [
@@ -48,3 +48,17 @@ def test_expansion_is_bounded_per_expression_and_per_file():
     expand(f"n[1-{MAX_HOSTS // 2}]", budget)
     with pytest.raises(HostlistError):
         expand(f"m[1-{MAX_HOSTS // 2 + 1}]", budget)  # the file's expressions share one bound
+
+
+@pytest.mark.parametrize("expression", ["a,b,,c,", ",n1,n1", "gpu[1-3],x,rack[1-2]-ib", " a , ,b ", ""])
+def test_counted_without_the_names_made_as_expanded(expression):
+    assert count_hosts(expression) == len(expand(expression))
+
+
+def test_names_written_out_past_the_bound_say_where():
+    """Names without brackets are walked by a regex; one past the file's bound still says its column."""
+    budget = Budget(3)
+    with pytest.raises(HostlistError) as caught:
+        expand("n1,n2,,n3,n4", budget)
+    assert caught.value.column == 11
+    assert count_hosts("n1,n2", Budget(2)) == 2
