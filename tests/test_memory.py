@@ -34,10 +34,6 @@ FULL_SIZE = 31 * 1024 * 1024
 # it is over. These are the formats issue 20 leaves open: docs/hardening.md, section Memory.
 OVER = {
     "shell_blocks": 10.8,  # shell: a setting and its two Locations per ~40 bytes, and the scope ids
-    "pod": 10.8,  # Kubernetes YAML: a setting with two Locations per 40-byte env item, beside the text
-    # Formats issue 27 and 28 added while this was measured (their parsers' owners to bring down):
-    # fleet part 2's scheduler files (issue 27): a fact with its position per few bytes
-    "topology_yaml": 10.6,  # within at 64 KiB; RSS 10.1 at 4 MiB: a switch fact with a dict and its Location
 }
 
 
