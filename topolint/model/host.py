@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Literal, Optional
 
-from topolint.model.facts import Fact, Location, build, location, packed_loc
+from topolint.model.facts import Fact, Location, _nones, build, location, packed_loc
 from topolint.model.numbers import hex_int
 from topolint.model.schema import Field
 
@@ -141,10 +141,13 @@ class NumaNode(Fact):
     """One node of ``numactl -H``. ``cpus`` is the cpulist text ("" for a CPU-less node: HBM,
     CXL or GPU memory)."""
 
+    # Slots: a node per two lines of a few dozen bytes, up to 1,024 of them (issue 20)
+    __slots__ = ("node_id", "cpus", "size_mb", "free_mb", "loc")
+    _field_specs = _nones("cpus", "size_mb", "free_mb")
     node_id: int
-    cpus: Optional[str] = None
-    size_mb: Optional[int] = None
-    free_mb: Optional[int] = None
+    cpus: Optional[str]
+    size_mb: Optional[int]
+    free_mb: Optional[int]
     loc: Location
 
 

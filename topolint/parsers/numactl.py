@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 
 from topolint.inputs.source import InputError, SourceFile
-from topolint.model.facts import Location, build
+from topolint.model.facts import Location, build, location
 from topolint.model.host import NumaNode, NumaTable
 from topolint.model.numbers import cpu_ids, decimal
+from topolint.parsers._lines import lines_of
 
 _AVAILABLE = re.compile(r"available: (\d+) nodes? \(([^)]*)\)")
 _NODE = re.compile(r"node (\d+) (cpus|size|free):[ \t]*(.*)")
@@ -25,11 +26,11 @@ def _cpus(source: SourceFile, number: int, text: str) -> str:
 
 
 def parse_numactl(source: SourceFile) -> NumaTable:
-    nodes: dict[int, dict] = {}  # node id -> NumaNode fields (built once at the end: no per-field setattr)
+    nodes: dict[int, NumaNode] = {}
     distances: dict[int, list[int]] = {}
     available, head = None, None
     in_distances = False
-    for number, line in enumerate(source.text.splitlines(), 1):
+    for number, line in enumerate(lines_of(source.text), 1):
         text = line.strip()
         if not text:
             continue
@@ -46,13 +47,12 @@ def parse_numactl(source: SourceFile) -> NumaTable:
                 raise InputError(source.path, number, "malformed numactl -H: node id", 1)
             node = nodes.get(node_id)
             if node is None:
-                node = nodes[node_id] = {"node_id": node_id,
-                                         "loc": build(Location, path=source.path, line=number, column=1)}
+                node = nodes[node_id] = build(NumaNode, node_id=node_id, loc=location(source.path, number, 1))
             if match.group(2) == "cpus":
-                node["cpus"] = _cpus(source, number, match.group(3))
+                node.cpus = _cpus(source, number, match.group(3))
             else:
                 mb = _MB.fullmatch(match.group(3).strip())
-                node[f"{match.group(2)}_mb"] = decimal(mb.group(1)) if mb else None
+                setattr(node, f"{match.group(2)}_mb", decimal(mb.group(1)) if mb else None)
             continue
         if text == "node distances:":
             in_distances = True
@@ -64,6 +64,6 @@ def parse_numactl(source: SourceFile) -> NumaTable:
             raise InputError(source.path, number, "malformed numactl -H: unexpected line", 1)
     if head is None:
         raise InputError(source.path, 1, "malformed numactl -H: empty")
-    ordered = [build(NumaNode, **nodes[k]) for k in sorted(nodes)]
+    ordered = [nodes[k] for k in sorted(nodes)]
     return build(NumaTable, path=source.path, available=available, nodes=ordered, distances=distances,
                  partial=available is not None and len(ordered) < available, loc=head)
