@@ -20,13 +20,13 @@ most ten (hwloc__xml_v2export_distances, EXPORT_ARRAY); a matrix that breaks it 
 from __future__ import annotations
 
 import re
-from functools import cache, partial
+from functools import partial
 
 from topolint.inputs.source import InputError, SourceFile
 from topolint.model.facts import Location, build
 from topolint.model.host import HwlocBandwidth, HwlocNvlinkMatrix, HwlocObject, HwlocTopology
 from topolint.model.numbers import CpuSet, decimal, decimal_fraction, hwloc_bitmap, hwloc_u64, pci_address
-from topolint.parsers.xmlsafe import MAX_ATTRIBUTES, _check_element_count, parse_xml
+from topolint.parsers.xmlsafe import MAX_ATTRIBUTES, check_element_count, parse_xml, pull_parser
 
 _IO_TYPES = {"Bridge", "PCIDev", "OSDev", "Misc"}
 # osdev_type: an enum up to hwloc 2 (hwloc_obj_osdev_type_e), a bit mask from hwloc 3 (first match wins).
@@ -67,7 +67,7 @@ def _osdev_class(value: str | None, bitmask: bool) -> str | None:
 
 
 def parse_hwloc(source: SourceFile) -> HwlocTopology:
-    _check_element_count(source.path, source.text)
+    check_element_count(source.path, source.text)
     reader = _Reader(source)
     if not reader.read(_streamed(source.text), clear=True):
         # libxml2 stopped, an element has too many attributes or the root is not <topology>: the
@@ -86,27 +86,11 @@ def parse_hwloc(source: SourceFile) -> HwlocTopology:
 _CHUNK = 1 << 13  # characters encoded and fed to libxml2 at a time: their events are held until read
 
 
-@cache
-def _no_external_resources():
-    from lxml import etree
-
-    class NoExternalResources(etree.Resolver):
-        def resolve(self, url, pubid, context):
-            return self.resolve_string("", context)
-
-    return NoExternalResources()
-
-
 def _streamed(text: str):
     """(event, element) of each element's start and end, the text parsed a chunk at a time with
     xmlsafe's protections: no entity expanded, no DTD, external entity or network resource read
     (every one libxml2 asks for is an empty string), libxml2's own depth and size limits."""
-    from lxml import etree
-
-    # parsers/xmlsafe.py's options (collect_ids=False is never passed: it loads the DTD a DOCTYPE names)
-    parser = etree.XMLPullParser(events=("start", "end"), resolve_entities=False, no_network=True, load_dtd=False,
-                                 dtd_validation=False, huge_tree=False)
-    parser.resolvers.add(_no_external_resources())
+    parser = pull_parser(("start", "end"))
     for offset in range(0, len(text), _CHUNK):
         parser.feed(text[offset:offset + _CHUNK].encode("utf-8"))
         yield from parser.read_events()

@@ -65,6 +65,13 @@ def _safe(parser_class, **kwargs):
     return parser
 
 
+def pull_parser(events: tuple[str, ...]):
+    """An lxml pull parser with parse_xml's protections, for readers that stream (hwloc)."""
+    from lxml import etree
+
+    return _safe(etree.XMLPullParser, events=events)
+
+
 def _no_external_resources():
     resolver = getattr(_PARSERS, "resolver", None)
     if resolver is None:
@@ -93,7 +100,7 @@ def parse_xml(path: str, text: str):
     """The root element, or InputError with the line and column libxml2 stopped at."""
     from lxml import etree
 
-    _check_element_count(path, text)
+    check_element_count(path, text)
     try:
         root = etree.fromstring(text.encode("utf-8"), _parser())
     except etree.XMLSyntaxError as exc:
@@ -134,7 +141,7 @@ def iter_elements(path: str, text: str):
     yielded: its values are never read)."""
     from lxml import etree
 
-    _check_element_count(path, text)
+    check_element_count(path, text)
     if _ENTITY_REFERENCE.search(text):
         parse_xml(path, text)
     parser = _safe(etree.XMLPullParser, events=("start",))
@@ -187,7 +194,7 @@ def _too_many_attributes(path: str, tag: str, count: int, line: int) -> InputErr
                       f"(more than {MAX_ATTRIBUTES}: no topology has that many; NCCL keeps 16)")
 
 
-def _check_element_count(path: str, text: str) -> None:
+def check_element_count(path: str, text: str) -> None:
     if text.count("<") <= MAX_ELEMENTS:
         return
     for count, match in enumerate(_START_TAG.finditer(text), start=1):
